@@ -1,0 +1,3 @@
+from strata_git.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,271 @@
+"""`git strata ...`: parse arguments, call the library, render the result.
+
+Exit codes: 0 success, 1 refused or failed (a one-line error and a hint),
+2 bad command-line usage, 3 unexpected error (a bug: the traceback goes to a log
+file), 130 interrupted. With --json, results and errors are JSON on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from typing import Any, Callable
+
+from strata_git import __version__
+from strata_git.errors import Refused, StrataError
+
+COMMANDS: dict[str, str] = {
+    "init": "make a folder or an existing git repository a memory repository",
+    "write": "create or replace an active memory (from -m, --file or stdin) in one commit",
+    "read": "print a memory from whichever tier holds it (records an access)",
+    "list": "list memories with tier, type, title and tags",
+    "status": "counts and sizes per tier, hooks, config in force, problems",
+    "edit": "open an active memory in your editor and commit the result",
+    "forget": "remove an active memory in one commit (history keeps it)",
+    "recall": "bring a cooled memory back to active/ in one commit",
+    "index": "regenerate index.md (the router) and print it",
+    "install-hooks": "install git-strata's hook shims (keeping your own hooks)",
+    "uninstall-hooks": "remove git-strata's hook shims (restoring your own hooks)",
+    "hook": "run a hook's work (called by the installed shims)",
+}
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    elif text:
+        print(text)
+
+
+def _vault(args: argparse.Namespace):
+    from strata_git.vault import Vault
+
+    return Vault.open(".")
+
+
+def _content(args: argparse.Namespace) -> bytes:
+    if args.message is not None and args.file is not None:
+        raise StrataError("give the content once: -m or --file, not both", "choose one")
+    if args.message is not None:
+        return args.message.encode("utf-8")
+    if args.file not in (None, "-"):
+        try:
+            with open(args.file, "rb") as f:
+                return f.read(64 * 1024 * 1024)
+        except OSError as e:
+            raise StrataError(f"cannot read {args.file}: {e.strerror}", "check the path") from None
+    if args.file is None and sys.stdin.isatty():
+        raise StrataError("no content given", "pass -m TEXT, --file PATH, or pipe the content on stdin")
+    return sys.stdin.buffer.read(64 * 1024 * 1024)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from strata_git.init import init
+
+    result = init(args.dir)
+    if not result.changed:
+        text = f"{result.root} is already a memory repository; nothing changed"
+    else:
+        made = ", ".join(result.created) or "no files"
+        text = f"initialized memory repository in {result.root}\ncreated: {made}\nhooks: " + \
+            ", ".join(f"{k} {v}" for k, v in result.hooks.items())
+    _emit(args, result.as_dict(), "\n".join([text, *(f"note: {n}" for n in result.notes)]))
+    return 0
+
+
+def _change_text(change) -> str:
+    if change.commit is None:
+        return f"{change.path}: {change.detail}, nothing committed"
+    return f"{change.path}: {change.detail} (commit {change.commit[:12]})"
+
+
+def cmd_write(args: argparse.Namespace) -> int:
+    tags = [t.strip() for t in args.tags.split(",") if t.strip()] if args.tags is not None else None
+    change = _vault(args).write(args.name, _content(args), title=args.title, tags=tags, type=args.type, via="cli")
+    _emit(args, change.as_dict(), _change_text(change))
+    return 0
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    result = _vault(args).read(args.name, via="cli")
+    if args.json:
+        _emit(args, result.as_dict(), "")
+    else:
+        sys.stdout.buffer.write(result.memory.raw)
+        sys.stdout.flush()
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    entries = _vault(args).list(tier=args.tier, type=args.type)
+    rows = [f"{e.tier:<8} {e.as_dict()['name']:<32} {e.type:<10} {e.title}"
+            + (f"  [{', '.join(e.tags)}]" if e.tags else "") + (f"  INVALID: {e.problem}" if e.problem else "")
+            for e in entries]
+    _emit(args, [e.as_dict() for e in entries], "\n".join(rows) or "no memories")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    status = _vault(args).status()
+    lines = [f"repository: {status.root} (branch {status.branch}, HEAD {(status.head or 'none')[:12]})"]
+    lines += [f"{tier:<8} {v['memories']:>6} memories {v['bytes']:>10} bytes" for tier, v in status.tiers.items()]
+    lines.append("hooks: " + ", ".join(f"{k} {v}" for k, v in status.hooks.items()))
+    lines.append(f"config: {status.config['source']} (`git strata status --json` shows every value)")
+    lines += [f"uncommitted: {p}" for p in status.uncommitted]
+    lines += [f"problem: {p}" for p in status.problems]
+    _emit(args, status.as_dict(), "\n".join(lines))
+    return 0
+
+
+def _run_editor(path: str) -> None:
+    from strata_git.git import run
+
+    editor = run(["var", "GIT_EDITOR"], os.path.dirname(path)).stdout.decode().strip() or "vi"
+    code = subprocess.call(["sh", "-c", f'{editor} "$@"', editor, path])
+    if code != 0:
+        raise Refused(f"the editor ({editor}) exited with status {code}; nothing was committed",
+                      "your changes, if any, are still in the file")
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    change = _vault(args).edit(args.name, _run_editor, via="cli")
+    _emit(args, change.as_dict(), _change_text(change))
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    change = _vault(args).forget(args.name, via="cli")
+    _emit(args, change.as_dict(), f"forgot {change.path} (commit {change.commit[:12]}); {change.detail}")
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    change = _vault(args).recall(args.name, via="cli")
+    _emit(args, change.as_dict(), _change_text(change))
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from strata_git import router
+
+    vault = _vault(args)
+    changed = vault.refresh_router()
+    with open(os.path.join(vault.repo.root, router.ROUTER), encoding="utf-8") as f:
+        text = f.read()
+    _emit(args, {"path": os.path.join(vault.repo.root, router.ROUTER), "changed": changed, "content": text},
+          text.rstrip("\n"))
+    return 0
+
+
+def cmd_install_hooks(args: argparse.Namespace) -> int:
+    from strata_git import hooks
+
+    done = hooks.install(_vault(args).repo)
+    _emit(args, done, "\n".join(f"{k}: {v}" for k, v in done.items()))
+    return 0
+
+
+def cmd_uninstall_hooks(args: argparse.Namespace) -> int:
+    from strata_git import hooks
+
+    done = hooks.uninstall(_vault(args).repo)
+    _emit(args, done, "\n".join(f"{k}: {v}" for k, v in done.items()))
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from strata_git import config, hooks
+    from strata_git.git import discover
+
+    if os.environ.get("STRATA_INTERNAL"):
+        return 0
+    repo = discover(".")
+    if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
+        return 0
+    try:
+        problems = hooks.run(repo, config.load(repo.root), args.hook_name)
+    except StrataError as e:
+        if args.hook_name == "pre-commit":
+            raise
+        print(f"git-strata: warning: {args.hook_name}: {e.message}", file=sys.stderr)
+        return 0
+    for problem in problems:
+        print(f"git-strata: refused: {problem}", file=sys.stderr)
+    if problems:
+        print(f"git-strata: commit refused ({len(problems)} problem{'s' * (len(problems) > 1)}); "
+              "nothing was committed", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print the result as JSON (for agents)")
+    parser = argparse.ArgumentParser(prog="git strata", description="An AI agent's memory in a git repository: "
+                                     "active/, cooled/ and archive/ strata of Markdown files.")
+    parser.add_argument("--version", action="version", version=f"git-strata {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=COMMANDS[name], description=COMMANDS[name])
+        p.set_defaults(func=func)
+        return p
+
+    add("init", cmd_init).add_argument("dir", nargs="?", default=".", help="folder (default: here)")
+    p = add("write", cmd_write)
+    p.add_argument("name", help="memory name relative to the tier, e.g. projects/koda")
+    p.add_argument("-m", "--message", help="the content")
+    p.add_argument("--file", help="read the content from this file ('-' for stdin)")
+    p.add_argument("--title", help="set 'title' in the frontmatter")
+    p.add_argument("--tags", help="set 'tags' in the frontmatter (comma-separated)")
+    p.add_argument("--type", help="set 'type' in the frontmatter (note, decision, rejection, ...)")
+    add("read", cmd_read).add_argument("name", help="memory name, e.g. projects/koda")
+    p = add("list", cmd_list)
+    p.add_argument("--tier", choices=("active", "cooled", "archive"), help="only this tier")
+    p.add_argument("--type", help="only memories of this type")
+    add("status", cmd_status)
+    add("edit", cmd_edit).add_argument("name", help="active memory to edit")
+    add("forget", cmd_forget).add_argument("name", help="active memory to remove")
+    add("recall", cmd_recall).add_argument("name", help="cooled memory to bring back")
+    add("index", cmd_index)
+    add("install-hooks", cmd_install_hooks)
+    add("uninstall-hooks", cmd_uninstall_hooks)
+    p = add("hook", cmd_hook)
+    p.add_argument("hook_name", metavar="HOOK", help="pre-commit, post-commit, post-checkout, post-merge, post-rewrite")
+    p.add_argument("hook_args", nargs="*", help="arguments git passed to the hook")
+    return parser
+
+
+def _crash_log() -> str:
+    fd, path = tempfile.mkstemp(prefix="git-strata-crash-", suffix=".log")
+    with os.fdopen(fd, "w") as f:
+        traceback.print_exc(file=f)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except StrataError as e:
+        if args.json:
+            print(json.dumps({"ok": False, "error": e.message, "hint": e.hint, "kind": type(e).__name__}))
+        else:
+            print(f"git-strata: error: {e.message}", file=sys.stderr)
+            if e.hint:
+                print(f"hint: {e.hint}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("git-strata: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+    except Exception as e:  # a bug: say so plainly and keep the details
+        print(f"git-strata: unexpected error: {type(e).__name__}: {e} (details in {_crash_log()})", file=sys.stderr)
+        return 3

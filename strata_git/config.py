@@ -1,0 +1,152 @@
+"""`.strata/config.toml`: read once at each entry point into a frozen, validated Config."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from strata_git.errors import BadConfig
+
+CONFIG_PATH = ".strata/config.toml"
+DEFAULT_COOL_AFTER = (("default", 30), ("projects", 14), ("entities", 60), ("gtd", 7))
+
+
+@dataclass(frozen=True)
+class Config:
+    janitor_name: str = "git-strata janitor"
+    janitor_email: str = "janitor@git-strata.invalid"
+    never_cool_types: tuple[str, ...] = ("rejection",)
+    # (folder prefix under the tier, days or None for never); "default" applies to the rest.
+    cool_after_days: tuple[tuple[str, int | None], ...] = DEFAULT_COOL_AFTER
+    archive_idle_days: int = 90
+    archive_max_reads: int = 1
+    archive_remote: str = ""
+    promote_reads: int = 3
+    promote_window_days: int = 14
+    sync_remote: str = "origin"
+    max_memory_bytes: int = 1024 * 1024
+    check_secrets: bool = True
+    source: str = field(default="(defaults)", compare=False)
+
+    def cool_days_for(self, name: str) -> int | None:
+        """Days before `name` cools: the longest folder prefix that matches wins."""
+        table = dict(self.cool_after_days)
+        best, days = -1, table.get("default", 30)
+        for prefix, value in table.items():
+            if prefix != "default" and (name == prefix or name.startswith(prefix.rstrip("/") + "/")):
+                if len(prefix) > best:
+                    best, days = len(prefix), value
+        return days
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "janitor": {"name": self.janitor_name, "email": self.janitor_email},
+            "cool": {"never_types": list(self.never_cool_types),
+                     "after_days": {k: ("never" if v is None else v) for k, v in self.cool_after_days}},
+            "archive": {"idle_days": self.archive_idle_days, "max_reads": self.archive_max_reads,
+                        "remote": self.archive_remote},
+            "promote": {"reads": self.promote_reads, "window_days": self.promote_window_days},
+            "sync": {"remote": self.sync_remote},
+            "limits": {"max_memory_bytes": self.max_memory_bytes},
+            "hooks": {"secrets": self.check_secrets},
+            "source": self.source,
+        }
+
+
+def _string(v: Any) -> str:
+    if not isinstance(v, str):
+        raise ValueError("must be a string")
+    return v
+
+
+def _count(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError("must be a whole number, 0 or more")
+    return v
+
+
+def _flag(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError("must be true or false")
+    return v
+
+
+def _words(v: Any) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(w, str) and w for w in v):
+        raise ValueError("must be a list of words")
+    return tuple(v)
+
+
+def _days_or_never(v: Any) -> int | None:
+    return None if v == "never" else _count(v)
+
+
+# section -> key -> (Config field, validator)
+_SCHEMA: dict[str, dict[str, tuple[str, Callable[[Any], Any]]]] = {
+    "janitor": {"name": ("janitor_name", _string), "email": ("janitor_email", _string)},
+    "cool": {"never_types": ("never_cool_types", _words)},
+    "archive": {"idle_days": ("archive_idle_days", _count), "max_reads": ("archive_max_reads", _count),
+                "remote": ("archive_remote", _string)},
+    "promote": {"reads": ("promote_reads", _count), "window_days": ("promote_window_days", _count)},
+    "sync": {"remote": ("sync_remote", _string)},
+    "limits": {"max_memory_bytes": ("max_memory_bytes", _count)},
+    "hooks": {"secrets": ("check_secrets", _flag)},
+}
+
+
+def _bad(key: str, source: str, why: str) -> BadConfig:
+    return BadConfig(f"{source}: '{key}' {why}", f"fix or delete '{key}' in {source} (the template lists every key)")
+
+
+def _cool_after(table: Any, source: str) -> tuple[tuple[str, int | None], ...]:
+    if not isinstance(table, dict):
+        raise _bad("cool.after_days", source, "must be a table of folder = days")
+    merged = dict(DEFAULT_COOL_AFTER)
+    for folder, value in table.items():
+        key = f"cool.after_days.{folder}"
+        if folder.startswith(("/", ".")) or ".." in folder.split("/") or not folder:
+            raise _bad(key, source, "must name a folder under the tier, like projects or projects/clients")
+        try:
+            merged[folder] = _days_or_never(value)
+        except ValueError as e:
+            raise _bad(key, source, f"{e} or \"never\"") from None
+    return tuple(sorted(merged.items()))
+
+
+def parse(data: dict[str, Any], source: str = CONFIG_PATH) -> Config:
+    """A Config from parsed TOML; raises BadConfig naming the first bad key."""
+    values: dict[str, Any] = {"source": source}
+    for section, table in data.items():
+        if section not in _SCHEMA:
+            raise _bad(section, source, "is not a known section")
+        if not isinstance(table, dict):
+            raise _bad(section, source, "must be a [table]")
+        for key, value in table.items():
+            if section == "cool" and key == "after_days":
+                values["cool_after_days"] = _cool_after(value, source)
+                continue
+            if key not in _SCHEMA[section]:
+                raise _bad(f"{section}.{key}", source, "is not a known key")
+            name, check = _SCHEMA[section][key]
+            try:
+                values[name] = check(value)
+            except ValueError as e:
+                raise _bad(f"{section}.{key}", source, str(e)) from None
+    return Config(**values)
+
+
+def load(root: str) -> Config:
+    """The repository's config (defaults when the file is absent)."""
+    path = os.path.join(root, CONFIG_PATH)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        return Config()
+    except tomllib.TOMLDecodeError as e:
+        raise BadConfig(f"{CONFIG_PATH}: not valid TOML ({e})", f"fix the syntax in {CONFIG_PATH}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadConfig(f"{CONFIG_PATH}: cannot be read ({e})", "check the file") from None
+    return parse(data, CONFIG_PATH)

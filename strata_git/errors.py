@@ -1,0 +1,43 @@
+"""One exception tree for everything git-strata refuses or fails to do.
+
+Every error carries a one-line message (what is wrong) and a hint (what to do).
+The CLI maps them to exit codes in one place (cli.main); the library never prints.
+"""
+
+from __future__ import annotations
+
+
+class StrataError(Exception):
+    """Base of every error git-strata raises on purpose."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class BadName(StrataError):
+    """A memory name that is unsafe or ambiguous."""
+
+
+class BadMemory(StrataError):
+    """Content that is not a valid memory (encoding, frontmatter, size, secrets)."""
+
+
+class BadConfig(StrataError):
+    """`.strata/config.toml` has an unknown key or a bad value."""
+
+
+class NotFound(StrataError):
+    """No memory, repository or file by that name."""
+
+
+class Refused(StrataError):
+    """The operation is valid but the repository's state forbids it right now."""
+
+
+class GitFailed(StrataError):
+    """A git command failed; the message carries git's own last line."""

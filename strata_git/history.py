@@ -1,0 +1,66 @@
+"""When each memory last changed, from commit history (never the file system's mtime).
+
+One `git log` pass over the first-parent line gives, for every memory name, the
+commit time of the last commit that touched it, skipping git-strata's own
+migration commits (those carrying a `Strata-Move` trailer: a move does not make a
+memory young). The result is cached under the git directory with the commit it
+reflects and brought forward incrementally; a rewritten history rebuilds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from strata_git.git import Repo
+from strata_git.names import split_path
+
+CACHE_VERSION = 1
+_FORMAT = "--format=%x01%ct %(trailers:key=Strata-Move,valueonly,separator=%x2C)"
+
+
+def _scan(repo: Repo, revs: str, times: dict[str, int]) -> None:
+    out = repo.git("log", "--no-renames", "--name-only", "-z", "--first-parent",
+                   "--diff-merges=first-parent", _FORMAT, revs, "--", "active", "cooled", "archive")
+    # Newest first: the first time a name is seen is its last change.
+    for record in out.decode("utf-8", "surrogateescape").split("\x01")[1:]:
+        header, _, paths = record.partition("\0")
+        stamp, _, moves = header.partition(" ")
+        if moves.strip():
+            continue
+        for path in paths.lstrip("\n").split("\0"):
+            where = split_path(path)
+            if where and where[1] not in times:
+                times[where[1]] = int(stamp)
+
+
+def _load(path: str) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("version") == CACHE_VERSION else None
+
+
+def last_changed(repo: Repo) -> dict[str, int]:
+    """{name: unix time of its last content change} for every name in history."""
+    head = repo.head()
+    if head is None:
+        return {}
+    cache_path = os.path.join(repo.state_dir(), "changes.json")
+    cached = _load(cache_path)
+    if cached and cached["head"] == head:
+        return cached["times"]
+    if cached and repo.ok("merge-base", "--is-ancestor", cached["head"], head):
+        newer: dict[str, int] = {}
+        _scan(repo, f"{cached['head']}..{head}", newer)
+        times = {**cached["times"], **newer}
+    else:
+        times = {}
+        _scan(repo, head, times)
+    tmp = f"{cache_path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"version": CACHE_VERSION, "head": head, "times": times}, f)
+    os.replace(tmp, cache_path)
+    return times

@@ -1,0 +1,104 @@
+"""Hook shims (install, uninstall, report) and what each hook does when it runs.
+
+The shim (`hooks/shim.sh` in the source tree) is one small shell script installed
+under every hook name. A hook the user already had is kept beside it as
+`<hook>.strata-chained` and still runs after git-strata's; uninstalling removes
+only files carrying the shim's marker and puts the user's hooks back.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+from strata_git import guard, router, shipped
+from strata_git.config import Config
+from strata_git.errors import Refused
+from strata_git.git import Repo
+
+HOOKS = ("pre-commit", "post-commit", "post-checkout", "post-merge", "post-rewrite")
+MARKER = "git-strata hook shim"
+CHAINED = ".strata-chained"
+
+
+def hooks_dir(repo: Repo) -> str:
+    path = repo.git("rev-parse", "--git-path", "hooks").decode().strip()
+    return path if os.path.isabs(path) else os.path.join(repo.root, path)
+
+
+def _is_ours(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return MARKER in f.read(512)
+    except OSError:
+        return False
+
+
+def _shim_text() -> str:
+    template = shipped.hook_shim()
+    found = shutil.which("git-strata") or ""
+    beside = os.path.join(os.path.dirname(sys.executable), "git-strata")
+    strata = beside if os.access(beside, os.X_OK) else found
+    return template.replace("@GIT_STRATA@", strata.replace("'", ""))
+
+
+def install(repo: Repo) -> dict[str, str]:
+    """Install every shim; {hook: 'installed' | 'updated' | 'chained'}."""
+    folder = hooks_dir(repo)
+    os.makedirs(folder, exist_ok=True)
+    shim, done = _shim_text(), {}
+    for hook in HOOKS:
+        path = os.path.join(folder, hook)
+        if os.path.lexists(path) and not _is_ours(path):
+            if os.path.lexists(path + CHAINED):
+                raise Refused(f"{path} and {path + CHAINED} both exist and neither is git-strata's shim",
+                              f"merge them into one hook at {path}, then run install-hooks again")
+            os.rename(path, path + CHAINED)
+            done[hook] = "chained"
+        else:
+            done[hook] = "updated" if os.path.lexists(path) else "installed"
+        tmp = f"{path}.strata-tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(shim)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, path)
+    return done
+
+
+def uninstall(repo: Repo) -> dict[str, str]:
+    """Remove git-strata's shims only, restoring chained user hooks; {hook: what happened}."""
+    folder, done = hooks_dir(repo), {}
+    for hook in HOOKS:
+        path = os.path.join(folder, hook)
+        if not _is_ours(path):
+            done[hook] = "not ours, left alone" if os.path.lexists(path) else "absent"
+            continue
+        os.unlink(path)
+        done[hook] = "removed"
+        if os.path.lexists(path + CHAINED):
+            os.rename(path + CHAINED, path)
+            done[hook] = "removed, user hook restored"
+    return done
+
+
+def state(repo: Repo) -> dict[str, str]:
+    """{hook: 'installed' | 'installed+chained' | 'missing' | 'foreign'}."""
+    folder, found = hooks_dir(repo), {}
+    for hook in HOOKS:
+        path = os.path.join(folder, hook)
+        if _is_ours(path):
+            found[hook] = "installed+chained" if os.path.lexists(path + CHAINED) else "installed"
+        else:
+            found[hook] = "foreign" if os.path.lexists(path) else "missing"
+    return found
+
+
+def run(repo: Repo, cfg: Config, hook: str) -> list[str]:
+    """Do the hook's work; returns the problems that must stop a pre-commit (empty otherwise)."""
+    if os.environ.get("STRATA_INTERNAL"):
+        return []
+    if hook == "pre-commit":
+        return [str(p) for p in guard.check_staged(repo, cfg)]
+    router.refresh(repo, cfg.max_memory_bytes)
+    return []

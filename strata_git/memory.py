@@ -1,0 +1,164 @@
+"""The memory format: UTF-8 Markdown with optional, safely parsed YAML frontmatter.
+
+A Memory keeps the exact bytes it was read from. Nothing here re-serializes an
+existing memory, so a read-then-write round trip is byte-identical by
+construction; only `compose` (new metadata asked for by the user) renders YAML,
+and it keeps the existing key order.
+
+YAML is untrusted: before composing any node the event stream is walked to refuse
+anchors, aliases, explicit tags, merge keys and deep nesting, so alias bombs and
+recursion bombs are stopped before they expand. Keys must be unique strings;
+dates stay strings; only true/false are booleans (the Norway problem: `no` is a
+string).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from strata_git.errors import BadMemory
+
+MAX_FRONTMATTER_BYTES = 16 * 1024
+MAX_DEPTH = 8
+TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A parsed memory. `raw` is the exact content; `meta` the validated frontmatter."""
+
+    raw: bytes
+    meta: dict[str, Any] = field(default_factory=dict)
+    body: str = ""
+    has_frontmatter: bool = False
+
+    @property
+    def title(self) -> str:
+        return self.meta.get("title") or _first_heading(self.body)
+
+    @property
+    def type(self) -> str:
+        return self.meta.get("type") or "note"
+
+    @property
+    def tags(self) -> list[str]:
+        return list(self.meta.get("tags") or [])
+
+
+def _first_heading(body: str) -> str:
+    for line in body.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            return stripped.lstrip("#").strip()
+        if stripped:
+            return stripped[:80]
+    return ""
+
+
+def _bad(where: str, why: str, hint: str) -> BadMemory:
+    return BadMemory(f"{where}: {why}", hint)
+
+
+def decode(raw: bytes, where: str) -> str:
+    """UTF-8 text of a memory, or BadMemory saying why it is not one."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise _bad(where, "it is UTF-16 (it starts with a UTF-16 byte-order mark)", "save it as UTF-8")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise _bad(where, "it starts with a byte-order mark", "save it as UTF-8 without BOM")
+    if b"\0" in raw:
+        raise _bad(where, "it is binary (it contains NUL bytes)", "store only Markdown text in memories")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise _bad(f"{where}:{line}", "it is not valid UTF-8", "save it as UTF-8") from None
+
+
+def split(text: str, where: str) -> tuple[str | None, str, int]:
+    """(frontmatter text or None, body, line number where the body starts)."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n") != "---":
+        return None, text, 1
+    for i in range(1, len(lines)):
+        if lines[i].rstrip("\r\n") == "---":
+            return "".join(lines[1:i]), "".join(lines[i + 1:]), i + 2
+    raise _bad(f"{where}:1", "the frontmatter opened here is never closed",
+               "add a line '---' after the frontmatter, or remove the first line")
+
+
+def parse(raw: bytes, where: str = "memory") -> Memory:
+    """Parse and validate a memory; raises BadMemory with file and line on any problem."""
+    text = decode(raw, where)
+    fm, body, _ = split(text, where)
+    if fm is None:
+        return Memory(raw=raw, body=body)
+    meta = parse_frontmatter(fm, where)
+    return Memory(raw=raw, meta=meta, body=body, has_frontmatter=True)
+
+
+def parse_frontmatter(fm: str, where: str) -> dict[str, Any]:
+    if len(fm.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
+        raise _bad(where, f"the frontmatter is larger than {MAX_FRONTMATTER_BYTES // 1024} KiB",
+                   "keep metadata short and put long text in the body")
+    from strata_git import yamlsafe  # yaml is imported only when there is frontmatter
+
+    data = yamlsafe.load(fm, where, first_line=2, max_depth=MAX_DEPTH)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise _bad(f"{where}:2", f"the frontmatter is a {type(data).__name__}, not a mapping of keys",
+                   "write it as 'key: value' lines")
+    check_known_keys(data, where)
+    return data
+
+
+def check_known_keys(meta: dict[str, Any], where: str) -> None:
+    """Type-check the keys git-strata understands; other keys are kept as they are."""
+    title = meta.get("title")
+    if title is not None and not (isinstance(title, str) and title.strip()):
+        raise _bad(where, "'title' must be a non-empty string", "write title: Some words")
+    tags = meta.get("tags")
+    if tags is not None:
+        if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
+            raise _bad(where, "'tags' must be a list of words", "write tags: [launch, q3]")
+    kind = meta.get("type")
+    if kind is not None and not (isinstance(kind, str) and TYPE_PATTERN.match(kind)):
+        raise _bad(where, "'type' must be one lowercase word (note, decision, rejection, lesson, task, entity, ...)",
+                   "write type: decision")
+    created = meta.get("created")
+    if created is not None and not _is_iso_date(created):
+        raise _bad(where, "'created' must be an ISO 8601 date or time", "write created: 2026-11-22")
+    for key in ("title", "type"):
+        if isinstance(meta.get(key), str) and _CONTROL.search(meta[key]):
+            raise _bad(where, f"'{key}' contains control or direction-changing characters", "remove them")
+    if tags and any(_CONTROL.search(t) for t in tags):
+        raise _bad(where, "'tags' contain control or direction-changing characters", "remove them")
+
+
+def _is_iso_date(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        if len(value) == 10:
+            _dt.date.fromisoformat(value)
+        else:
+            _dt.datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def compose(text: str, updates: dict[str, Any], where: str) -> bytes:
+    """Content with `updates` set in its frontmatter (existing key order kept, body verbatim)."""
+    import frontmatter
+
+    fm, body, _ = split(text, where)
+    meta = parse_frontmatter(fm, where) if fm is not None else {}
+    meta.update({k: v for k, v in updates.items() if v is not None})
+    check_known_keys(meta, where)
+    rendered = frontmatter.YAMLHandler().export(meta, sort_keys=False)
+    return f"---\n{rendered}\n---\n{body}".encode("utf-8")

@@ -1,0 +1,117 @@
+"""File access inside the memory repository that never follows a symlink.
+
+Every path is walked one component at a time from an open descriptor of the
+repository root with O_NOFOLLOW, so a symlink planted anywhere on the way (even
+between our check and our use) makes the operation fail instead of escaping.
+Writes go to a temporary file in the same folder and are renamed into place.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from contextlib import contextmanager
+from typing import Iterator
+
+from strata_git.errors import NotFound, Refused
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _symlink_refusal(path: str) -> Refused:
+    return Refused(f"{path}: a symlink or special file is in the way; git-strata never follows links",
+                   "replace the link with a real folder or file")
+
+
+@contextmanager
+def _parent(root: str, relpath: str, create: bool) -> Iterator[tuple[int, str]]:
+    """An open descriptor of the folder holding `relpath`, and the last component."""
+    *folders, leaf = relpath.split("/")
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for i, part in enumerate(folders):
+            try:
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise NotFound(f"{'/'.join(folders[:i + 1])}: no such folder") from None
+                os.mkdir(part, 0o777, dir_fd=fd)
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _symlink_refusal("/".join(folders[: i + 1])) from None
+                raise
+            os.close(fd)
+            fd = nxt
+        yield fd, leaf
+    finally:
+        os.close(fd)
+
+
+def read(root: str, relpath: str, limit: int) -> bytes:
+    """Content of a regular file (NotFound if absent, Refused if a link or too large)."""
+    with _parent(root, relpath, create=False) as (dir_fd, leaf):
+        try:
+            fd = os.open(leaf, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+        except FileNotFoundError:
+            raise NotFound(f"{relpath}: no such file") from None
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise _symlink_refusal(relpath) from None
+            raise
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise _symlink_refusal(relpath)
+            if info.st_size > limit:
+                raise Refused(f"{relpath}: {info.st_size} bytes is over the {limit}-byte limit",
+                              "split it, or raise limits.max_memory_bytes in .strata/config.toml")
+            return f.read(limit + 1)
+
+
+def kind(root: str, relpath: str) -> str | None:
+    """'file', 'dir', 'other' (links, fifos...) or None when nothing is there."""
+    try:
+        with _parent(root, relpath, create=False) as (dir_fd, leaf):
+            info = os.stat(leaf, dir_fd=dir_fd, follow_symlinks=False)
+    except (NotFound, FileNotFoundError):
+        return None
+    except Refused:
+        return "other"
+    if stat.S_ISREG(info.st_mode):
+        return "file"
+    return "dir" if stat.S_ISDIR(info.st_mode) else "other"
+
+
+def write(root: str, relpath: str, data: bytes) -> None:
+    """Atomically create or replace a regular file, creating folders as needed."""
+    with _parent(root, relpath, create=True) as (dir_fd, leaf):
+        existing = kind(root, relpath)
+        if existing not in (None, "file"):
+            raise _symlink_refusal(relpath)
+        tmp = f".{leaf}.strata-tmp-{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, leaf, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except FileNotFoundError:
+                pass
+            raise
+
+
+def make_parents(root: str, relpath: str) -> None:
+    """Create the folders above `relpath` (refusing symlinks on the way)."""
+    with _parent(root, relpath, create=True):
+        pass
+
+
+def remove(root: str, relpath: str) -> None:
+    with _parent(root, relpath, create=False) as (dir_fd, leaf):
+        os.unlink(leaf, dir_fd=dir_fd)
