@@ -10,7 +10,7 @@ from typing import Any, Callable
 from strata_git.errors import BadConfig
 
 CONFIG_PATH = ".strata/config.toml"
-DEFAULT_COOL_AFTER = (("default", 30), ("projects", 14), ("entities", 60), ("gtd", 7))
+DEFAULT_COOL_AFTER = (("default", 30), ("entities", 60), ("gtd", 7), ("projects", 14))
 
 
 @dataclass(frozen=True)

@@ -299,10 +299,10 @@ class Vault:
         before = safefs.read(self.repo.root, path, self.cfg.max_memory_bytes)
         run_editor(os.path.join(self.repo.root, path))
         with self.locked():
-            after = safefs.read(self.repo.root, path, 1 << 40)
             try:
+                after = safefs.read(self.repo.root, path, self.cfg.max_memory_bytes)
                 check_content(after, path, self.cfg)
-            except BadMemory as e:
+            except (BadMemory, Refused) as e:
                 raise BadMemory(e.message, f"your edit is kept in {path}; fix it and run "
                                 f"`git strata edit {names.display(norm)}` again, or `git checkout -- {path}` to drop it")
             if not self._dirty(path):

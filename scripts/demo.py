@@ -1,0 +1,87 @@
+"""The quick-start demo: a memory repository and a local bare remote in a temporary folder.
+
+It drives the real `git strata` command the way a person or an agent would:
+init, write, read, a commit made by hand with plain git, a refused commit, a
+push to the remote, then index.md and status. Pass --keep to keep the folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def show(title: str) -> None:
+    print(f"\n\033[1m== {title}\033[0m" if sys.stdout.isatty() else f"\n== {title}")
+
+
+def run(*args: str, cwd: str, input: str | None = None, expect_fail: bool = False) -> str:
+    print("$ " + " ".join(a if " " not in a else repr(a) for a in args))
+    proc = subprocess.run(args, cwd=cwd, input=input, capture_output=True, text=True)
+    output = (proc.stdout + proc.stderr).rstrip()
+    if output:
+        print(output)
+    if (proc.returncode != 0) != expect_fail:
+        raise SystemExit(f"demo failed: {' '.join(args)} exited with {proc.returncode}")
+    return proc.stdout
+
+
+def main() -> int:
+    keep = "--keep" in sys.argv
+    base = tempfile.mkdtemp(prefix="git-strata-demo-")
+    os.environ.update({"GIT_AUTHOR_NAME": "Demo Agent", "GIT_AUTHOR_EMAIL": "agent@demo.invalid",
+                       "GIT_COMMITTER_NAME": "Demo Agent", "GIT_COMMITTER_EMAIL": "agent@demo.invalid",
+                       "GIT_CONFIG_NOSYSTEM": "1", "HOME": base})
+    mem, remote = os.path.join(base, "memory"), os.path.join(base, "remote.git")
+    try:
+        show("a bare remote and a new memory repository")
+        run("git", "init", "-q", "--bare", "-b", "main", remote, cwd=base)
+        run("git", "strata", "init", mem, cwd=base)
+        run("git", "remote", "add", "origin", remote, cwd=mem)
+
+        show("an agent writes memories (each is one commit)")
+        run("git", "strata", "write", "projects/koda", "--title", "Koda launch plan", "--type", "decision",
+            "--tags", "launch,q3", input="# Koda\n\nShip the beta on 2026-12-01; Mia owns the rollout.\n", cwd=mem)
+        run("git", "strata", "write", "entities/mia", "-m", "---\ntitle: Mia\ntype: entity\n---\nRelease manager.\n",
+            cwd=mem)
+        run("git", "strata", "write", "gtd/inbox", "-m", "- [ ] draft the launch post\n", cwd=mem)
+        run("git", "strata", "read", "projects/koda", cwd=mem)
+
+        show("a person edits a memory by hand and commits with plain git (hooks check it)")
+        with open(os.path.join(mem, "active/gtd/inbox.md"), "a", encoding="utf-8") as f:
+            f.write("- [ ] book the demo room\n")
+        run("git", "commit", "-q", "-am", "inbox: add demo room", cwd=mem)
+
+        show("bad input is refused with the reason and the fix; nothing is written")
+        run("git", "strata", "write", "../../etc/passwd", "-m", "x", cwd=mem, expect_fail=True)
+        token = "AKIA" + "Q7RZ2MPLX4NB8KDW"
+        with open(os.path.join(mem, "active/projects/creds.md"), "w", encoding="utf-8") as f:
+            f.write(f"aws key {token}\n")
+        run("git", "add", "active/projects/creds.md", cwd=mem)
+        run("git", "commit", "-q", "-m", "oops", cwd=mem, expect_fail=True)
+        run("git", "rm", "-q", "--cached", "active/projects/creds.md", cwd=mem)
+        os.remove(os.path.join(mem, "active/projects/creds.md"))
+
+        show("sync to the remote")
+        run("git", "push", "-q", "origin", "main", cwd=mem)
+        run("git", "--git-dir", remote, "log", "--oneline", cwd=base)
+
+        show("index.md: the router an agent reads first (generated, never committed)")
+        with open(os.path.join(mem, "index.md"), encoding="utf-8") as f:
+            print(f.read().rstrip())
+        show("status")
+        run("git", "strata", "status", cwd=mem)
+    finally:
+        if keep:
+            print(f"\nkept: {base}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+    print("\ndemo finished: every step above ran real git and git-strata commands")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

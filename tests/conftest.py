@@ -1,0 +1,73 @@
+"""Hermetic real-git fixtures: every test gets its own HOME, no system or global git
+config, fixed identities and dates, and no GIT_* variables from the outside."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+FIXED_DATE = "2026-11-01T12:00:00+00:00"
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for key in list(os.environ):
+        if key.startswith(("GIT_", "STRATA_")) or key in ("EDITOR", "VISUAL"):
+            monkeypatch.delenv(key)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Test User")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "test@example.invalid")
+        monkeypatch.setenv(f"GIT_{role}_DATE", FIXED_DATE)
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    return home
+
+
+def git(cwd: Path, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, input=input)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr.decode()}")
+    return proc
+
+
+def strata(cwd: Path, *args: str, input: bytes | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the installed console script, as a user would."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([str(BIN / "git-strata"), *args], cwd=cwd, capture_output=True,
+                          input=input if input is not None else b"", env=full_env, timeout=120)
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Path:
+    """A freshly initialized memory repository."""
+    from strata_git.init import init
+
+    root = tmp_path / "mem"
+    init(str(root))
+    return root
+
+
+@pytest.fixture
+def vault(mem: Path):
+    from strata_git.vault import Vault
+
+    return Vault.open(str(mem))
+
+
+def head(cwd: Path) -> str:
+    return git(cwd, "rev-parse", "HEAD").stdout.decode().strip()
+
+
+def commit_count(cwd: Path) -> int:
+    return int(git(cwd, "rev-list", "--count", "HEAD").stdout.decode())
