@@ -6,7 +6,14 @@
 hook=$(basename "$0")
 strata='@GIT_STRATA@'
 [ -x "$strata" ] || strata=$(command -v git-strata) || strata=
-if [ -n "$strata" ]; then
+if [ "$hook" = post-commit ]; then
+    # pre-commit already wrote index.md for the tree being committed; refresh only if it differs.
+    stamp=$(git rev-parse --git-path strata/router-tree)
+    [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(git rev-parse -q --verify 'HEAD^{tree}')" ] && strata=skip
+fi
+if [ "$strata" = skip ]; then
+    :
+elif [ -n "$strata" ]; then
     "$strata" hook "$hook" "$@" || exit $?
 elif [ "$hook" = pre-commit ]; then
     echo "git-strata: error: git-strata is not installed, so this commit cannot be checked" >&2

@@ -10,7 +10,7 @@ python="${PYTHON:-python3}"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 extras="${1:-}"
 log="$(mktemp)"
-if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$here${extras:+[$extras]}" >"$log" 2>&1; then
+if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check "$here${extras:+[$extras]}" >"$log" 2>&1; then
     cat "$log" >&2
     echo "installing git-strata failed (see pip's messages above)" >&2
     exit 1

@@ -8,12 +8,8 @@ file), 130 interrupted. With --json, results and errors are JSON on stdout.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
-import traceback
 from typing import Any, Callable
 
 from strata_git import __version__
@@ -37,6 +33,8 @@ COMMANDS: dict[str, str] = {
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
     if args.json:
+        import json
+
         print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     elif text:
         print(text)
@@ -96,7 +94,7 @@ def cmd_read(args: argparse.Namespace) -> int:
     if args.json:
         _emit(args, result.as_dict(), "")
     else:
-        sys.stdout.buffer.write(result.memory.raw)
+        sys.stdout.buffer.write(result.raw)
         sys.stdout.flush()
     return 0
 
@@ -123,6 +121,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def _run_editor(path: str) -> None:
+    import subprocess
+
     from strata_git.git import run
 
     editor = run(["var", "GIT_EDITOR"], os.path.dirname(path)).stdout.decode().strip() or "vi"
@@ -178,7 +178,8 @@ def cmd_uninstall_hooks(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_hook(args: argparse.Namespace) -> int:
+def run_hook(hook: str) -> int:
+    """What the hook shims call; kept off argparse and heavy imports to keep commits fast."""
     from strata_git import config, hooks
     from strata_git.git import discover
 
@@ -188,11 +189,11 @@ def cmd_hook(args: argparse.Namespace) -> int:
     if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
         return 0
     try:
-        problems = hooks.run(repo, config.load(repo.root), args.hook_name)
+        problems = hooks.run(repo, config.load(repo.root), hook)
     except StrataError as e:
-        if args.hook_name == "pre-commit":
+        if hook == "pre-commit":
             raise
-        print(f"git-strata: warning: {args.hook_name}: {e.message}", file=sys.stderr)
+        print(f"git-strata: warning: {hook}: {e.message}", file=sys.stderr)
         return 0
     for problem in problems:
         print(f"git-strata: refused: {problem}", file=sys.stderr)
@@ -201,6 +202,10 @@ def cmd_hook(args: argparse.Namespace) -> int:
               "nothing was committed", file=sys.stderr)
         return 1
     return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    return run_hook(args.hook_name)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -242,6 +247,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _crash_log() -> str:
+    import tempfile
+    import traceback
+
     fd, path = tempfile.mkstemp(prefix="git-strata-crash-", suffix=".log")
     with os.fdopen(fd, "w") as f:
         traceback.print_exc(file=f)
@@ -249,11 +257,17 @@ def _crash_log() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) >= 2 and argv[0] == "hook" and not argv[1].startswith("-"):
+        args = argparse.Namespace(json=False, func=lambda _: run_hook(argv[1]))
+    else:
+        args = _parser().parse_args(argv)
     try:
         return args.func(args)
     except StrataError as e:
         if args.json:
+            import json
+
             print(json.dumps({"ok": False, "error": e.message, "hint": e.hint, "kind": type(e).__name__}))
         else:
             print(f"git-strata: error: {e.message}", file=sys.stderr)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from strata_git.errors import BadConfig
 
@@ -13,8 +12,9 @@ CONFIG_PATH = ".strata/config.toml"
 DEFAULT_COOL_AFTER = (("default", 30), ("entities", 60), ("gtd", 7), ("projects", 14))
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
+    """Validated settings (a NamedTuple, not a dataclass: the hooks cannot afford importing dataclasses)."""
+
     janitor_name: str = "git-strata janitor"
     janitor_email: str = "janitor@git-strata.invalid"
     never_cool_types: tuple[str, ...] = ("rejection",)
@@ -28,7 +28,7 @@ class Config:
     sync_remote: str = "origin"
     max_memory_bytes: int = 1024 * 1024
     check_secrets: bool = True
-    source: str = field(default="(defaults)", compare=False)
+    source: str = "(defaults)"
 
     def cool_days_for(self, name: str) -> int | None:
         """Days before `name` cools: the longest folder prefix that matches wins."""

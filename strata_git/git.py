@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from strata_git.errors import GitFailed, NotFound
 
@@ -43,8 +43,7 @@ def run(args: list[str], cwd: str, *, input: bytes | None = None, check: bool = 
     return proc
 
 
-@dataclass(frozen=True)
-class Repo:
+class Repo(NamedTuple):
     """A git work tree: its top folder and its git directory."""
 
     root: str

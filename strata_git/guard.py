@@ -9,8 +9,7 @@ the YAML parser only when a staged memory has frontmatter.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from strata_git import config as config_mod
 from strata_git import names, secrets
@@ -23,8 +22,7 @@ from strata_git.router import ROUTER
 _LINK_MODES = ("120000", "160000")
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     status: str  # A, M, T or D
     path: str
     mode: str
@@ -32,8 +30,7 @@ class Change:
     size: int = 0
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     message: str  # "path[:line]: what is wrong"
     fix: str
 
@@ -121,7 +118,10 @@ def problems(changes: list[Change], staged_paths: list[str], read_blob: Callable
                                  "split it, or raise limits.max_memory_bytes in .strata/config.toml"))
             continue
         found += _content_problems(change, read_blob(change.oid), cfg)
-    return found + _duplicate_problems(staged_paths)
+    # A name can only start to collide when a file is added to a tier.
+    if any(c.status == "A" and names.split_path(c.path) for c in changes):
+        found += _duplicate_problems(staged_paths)
+    return found
 
 
 def _staged_changes(repo: Repo) -> list[Change]:
@@ -155,12 +155,14 @@ def _sizes(repo: Repo, oids: list[str]) -> dict[str, int]:
     return {oid: int(size) for oid, size in (line.split(" ") for line in out.decode().splitlines())}
 
 
-def check_staged(repo: Repo, cfg: Config) -> list[Problem]:
-    """Problems with what is staged for the commit in progress."""
+def check_staged(repo: Repo, cfg: Config) -> tuple[list[Problem], list[Change]]:
+    """Problems with what is staged for the commit in progress, and the staged changes."""
     changes = _staged_changes(repo)
     readable = sorted({c.oid for c in changes if c.status != "D" and c.mode not in _LINK_MODES})
     sizes = _sizes(repo, readable)
-    changes = [replace(c, size=sizes.get(c.oid, 0)) for c in changes]
+    changes = [c._replace(size=sizes.get(c.oid, 0)) for c in changes]
     blobs = _blobs(repo, [oid for oid in readable if sizes[oid] <= cfg.max_memory_bytes])
-    staged = repo.git("ls-files", "-z", "--", "active", "cooled", "archive").decode("utf-8", "surrogateescape")
-    return problems(changes, [p for p in staged.split("\0") if p], blobs.__getitem__, cfg)
+    staged = ""
+    if any(c.status == "A" and names.split_path(c.path) for c in changes):
+        staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape")
+    return problems(changes, [p for p in staged.split("\0") if p], blobs.__getitem__, cfg), changes

@@ -36,8 +36,8 @@ def _scan(repo: Repo, revs: str, times: dict[str, int]) -> None:
 
 def _load(path: str) -> dict | None:
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        with open(path, "rb") as f:
+            data = json.loads(f.read())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("version") == CACHE_VERSION else None
@@ -61,6 +61,6 @@ def last_changed(repo: Repo) -> dict[str, int]:
         _scan(repo, head, times)
     tmp = f"{cache_path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump({"version": CACHE_VERSION, "head": head, "times": times}, f)
+        f.write(json.dumps({"version": CACHE_VERSION, "head": head, "times": times}, ensure_ascii=False))
     os.replace(tmp, cache_path)
     return times

@@ -8,11 +8,13 @@ only files carrying the shim's marker and puts the user's hooks back.
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 import sys
+import time
 
-from strata_git import guard, router, shipped
+from strata_git import guard, router
 from strata_git.config import Config
 from strata_git.errors import Refused
 from strata_git.git import Repo
@@ -36,6 +38,8 @@ def _is_ours(path: str) -> bool:
 
 
 def _shim_text() -> str:
+    from strata_git import shipped
+
     template = shipped.hook_shim()
     found = shutil.which("git-strata") or ""
     beside = os.path.join(os.path.dirname(sys.executable), "git-strata")
@@ -94,11 +98,36 @@ def state(repo: Repo) -> dict[str, str]:
     return found
 
 
+def _commit_time() -> int:
+    """When the commit in progress will be dated (GIT_COMMITTER_DATE if set, else now)."""
+    value = os.environ.get("GIT_COMMITTER_DATE", "").strip()
+    try:
+        if value.startswith("@"):
+            return int(value[1:].split()[0])
+        if value:
+            return int(datetime.datetime.fromisoformat(value).timestamp())
+    except ValueError:
+        pass
+    return int(time.time())
+
+
+def _pre_commit(repo: Repo, cfg: Config) -> list[str]:
+    problems, changes = guard.check_staged(repo, cfg)
+    if problems:
+        return [str(p) for p in problems]
+    router.refresh(repo, cfg.max_memory_bytes, committing=([c.path for c in changes], _commit_time()))
+    # The post-commit shim compares this with HEAD's tree and skips its own refresh when equal.
+    tree = repo.git("write-tree").decode().strip()
+    with open(os.path.join(repo.state_dir(), router.TREE_STAMP), "w", encoding="utf-8") as f:
+        f.write(tree + "\n")
+    return []
+
+
 def run(repo: Repo, cfg: Config, hook: str) -> list[str]:
     """Do the hook's work; returns the problems that must stop a pre-commit (empty otherwise)."""
     if os.environ.get("STRATA_INTERNAL"):
         return []
     if hook == "pre-commit":
-        return [str(p) for p in guard.check_staged(repo, cfg)]
+        return _pre_commit(repo, cfg)
     router.refresh(repo, cfg.max_memory_bytes)
     return []

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from strata_git.errors import BadMemory
 
@@ -27,13 +26,12 @@ TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-@dataclass(frozen=True)
-class Memory:
-    """A parsed memory. `raw` is the exact content; `meta` the validated frontmatter."""
+class Memory(NamedTuple):
+    """A parsed memory. `raw` is the exact content; `meta` the validated frontmatter (do not mutate)."""
 
     raw: bytes
-    meta: dict[str, Any] = field(default_factory=dict)
-    body: str = ""
+    meta: dict[str, Any]
+    body: str
     has_frontmatter: bool = False
 
     @property
@@ -95,7 +93,7 @@ def parse(raw: bytes, where: str = "memory") -> Memory:
     text = decode(raw, where)
     fm, body, _ = split(text, where)
     if fm is None:
-        return Memory(raw=raw, body=body)
+        return Memory(raw=raw, meta={}, body=body)
     meta = parse_frontmatter(fm, where)
     return Memory(raw=raw, meta=meta, body=body, has_frontmatter=True)
 

@@ -21,7 +21,8 @@ MAX_COMPONENT_BYTES = 200
 
 # Characters that are pathspec magic, glob syntax, Windows-reserved or shell-hostile.
 _FORBIDDEN_CHARS = set('\\:*?[]"<>|')
-_WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$", re.IGNORECASE)
+# Git for Windows ignores trailing spaces and extensions when it checks device names (compat/mingw.c).
+_WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³]) *(\..*)?$", re.IGNORECASE)
 _GIT_ALIASES = re.compile(r"^(\.git|git~\d+)[. ]*$", re.IGNORECASE)
 
 

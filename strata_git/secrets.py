@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ALLOW_MARKER = "strata:allow-secret"
 
@@ -43,8 +43,7 @@ _PLACEHOLDER = re.compile(r"^(?:x+|\*+|<.*>|\$\{.*\}|\{\{.*\}\}|(?:your|my|examp
 ENTROPY_THRESHOLD = 3.5
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     rule: str
     what: str
     line: int

@@ -8,19 +8,20 @@ git-strata processes on one repository.
 
 from __future__ import annotations
 
-import difflib
 import fcntl
 import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from strata_git import access, catalog, config, hooks, memory, names, router, safefs, secrets
-from strata_git.catalog import Entry
+from strata_git import access, config, memory, names, safefs
 from strata_git.config import Config
 from strata_git.errors import BadMemory, BadName, NotFound, Refused
 from strata_git.git import Repo, discover
+
+if TYPE_CHECKING:
+    from strata_git.catalog import Entry
 
 LOCK_WAIT = 30.0
 
@@ -44,16 +45,25 @@ class Change:
 class Read:
     name: str
     tier: str
-    memory: memory.Memory
+    raw: bytes
 
     @property
     def path(self) -> str:
         return f"{self.tier}/{self.name}"
 
+    @property
+    def memory(self) -> memory.Memory:
+        """The parsed memory (parsed on demand: printing a memory needs only its bytes)."""
+        try:
+            return memory.parse(self.raw, self.path)
+        except BadMemory:
+            return memory.Memory(raw=self.raw, meta={}, body=self.raw.decode("utf-8", "replace"))
+
     def as_dict(self) -> dict:
+        parsed = self.memory
         return {"name": names.display(self.name), "tier": self.tier, "path": self.path,
-                "title": self.memory.title, "type": self.memory.type, "tags": self.memory.tags,
-                "meta": self.memory.meta, "content": self.memory.raw.decode("utf-8", "replace")}
+                "title": parsed.title, "type": parsed.type, "tags": parsed.tags,
+                "meta": parsed.meta, "content": self.raw.decode("utf-8", "replace")}
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,8 @@ def check_content(raw: bytes, where: str, cfg: Config) -> memory.Memory:
         raise BadMemory(f"{where}: the memory is empty", "give content with -m TEXT, --file PATH or stdin")
     parsed = memory.parse(raw, where)
     if cfg.check_secrets:
+        from strata_git import secrets
+
         found = secrets.scan(raw.decode("utf-8"))
         if found:
             f = found[0]
@@ -140,6 +152,8 @@ class Vault:
         return bool(self.repo.git("ls-files", "-z", "--", path).strip(b"\0"))
 
     def refresh_router(self) -> bool:
+        from strata_git import router
+
         return router.refresh(self.repo, self.cfg.max_memory_bytes)
 
     # -- names ------------------------------------------------------------------
@@ -168,6 +182,8 @@ class Vault:
         return None, norm
 
     def _not_found(self, norm: str) -> NotFound:
+        import difflib
+
         candidates = [n for held in self._known().values() for _, n in held]
         close = difflib.get_close_matches(norm, candidates, n=1)
         hint = f"did you mean {names.display(close[0])!r}?" if close else "see `git strata list`"
@@ -219,18 +235,19 @@ class Vault:
 
     def read(self, name: str, via: str = "api") -> Read:
         """The memory from whichever tier holds it; records an access."""
-        tier, norm = self.locate(name)
+        norm = names.normalize(name)
+        # Fast path: the exact file exists (what nearly every read is); else look for near-collisions.
+        tier = next((t for t in names.TIERS if safefs.kind(self.repo.root, names.tier_path(t, norm)) == "file"),
+                    None) or self.locate(name)[0]
         if tier is None:
             raise self._not_found(norm)
         raw = safefs.read(self.repo.root, names.tier_path(tier, norm), self.cfg.max_memory_bytes)
-        try:
-            parsed = memory.parse(raw, names.tier_path(tier, norm))
-        except BadMemory:
-            parsed = memory.Memory(raw=raw, body=raw.decode("utf-8", "replace"))
         access.record(self.repo, names.display(norm), tier, via)
-        return Read(norm, tier, parsed)
+        return Read(norm, tier, raw)
 
     def list(self, tier: str | None = None, type: str | None = None) -> list[Entry]:
+        from strata_git import catalog
+
         if tier is not None and tier not in names.TIERS:
             raise BadName(f"unknown tier {tier!r}", f"use one of: {', '.join(names.TIERS)}")
         entries = catalog.scan(self.repo, self.cfg.max_memory_bytes).entries
@@ -315,6 +332,8 @@ class Vault:
             return Change("edit", norm, path, commit, "unchanged content" if after == before else "edited")
 
     def status(self) -> Status:
+        from strata_git import catalog, hooks
+
         scan = catalog.scan(self.repo, self.cfg.max_memory_bytes)
         tiers = {t: {"memories": 0, "bytes": 0} for t in names.TIERS}
         for entry in scan.entries:

@@ -45,8 +45,9 @@ def _unique_mapping(loader: StrictLoader, node: yaml.MappingNode, deep: bool = F
 StrictLoader.add_constructor("tag:yaml.org,2002:map", _unique_mapping)
 
 
-def _refusal(where: str, line: int, why: str) -> BadMemory:
-    return BadMemory(f"{where}:{line}: frontmatter {why}", "use plain 'key: value' YAML without anchors, aliases or tags")
+def _refusal(where: str, line: int, why: str,
+             hint: str = "use plain 'key: value' YAML without anchors, aliases or tags") -> BadMemory:
+    return BadMemory(f"{where}:{line}: frontmatter {why}", hint)
 
 
 def _walk_events(text: str, where: str, first_line: int, max_depth: int) -> None:
@@ -66,8 +67,11 @@ def _walk_events(text: str, where: str, first_line: int, max_depth: int) -> None
             raise _refusal(where, line, "uses an anchor (&name)")
         if getattr(event, "tag", None) and not isinstance(event, yaml.DocumentStartEvent):
             raise _refusal(where, line, f"uses the explicit tag {event.tag!r}")
-        if isinstance(event, yaml.ScalarEvent) and event.value == "<<" and not event.style:
-            raise _refusal(where, line, "uses a merge key (<<)")
+        if isinstance(event, yaml.ScalarEvent) and not event.style:
+            if event.value == "<<":
+                raise _refusal(where, line, "uses a merge key (<<)")
+            if len(event.value) > 1000 and event.value.lstrip("+-").isdigit():
+                raise _refusal(where, line, "holds a number too large to read", "quote it to keep it as text")
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > max_depth:
@@ -87,9 +91,12 @@ def load(text: str, where: str, first_line: int = 1, max_depth: int = 8) -> Any:
         problem = e.problem or e.context or "is not valid YAML"
         raise BadMemory(f"{where}:{line}: frontmatter is not valid YAML ({problem})",
                         "fix the YAML between the '---' lines") from None
+    except yaml.reader.ReaderError as e:
+        line = first_line + text[: e.position].count("\n")
+        raise BadMemory(f"{where}:{line}: frontmatter contains the unprintable character U+{e.character:04X}",
+                        "remove it, or write it as an escape inside double quotes") from None
     except ValueError:
-        raise BadMemory(f"{where}: frontmatter holds a number too large to read",
-                        "quote it to keep it as text") from None
+        raise BadMemory(f"{where}: frontmatter holds a value YAML cannot read", "quote it to keep it as text") from None
     except (yaml.YAMLError, RecursionError) as e:
         raise BadMemory(f"{where}: frontmatter is not valid YAML ({type(e).__name__})",
                         "fix the YAML between the '---' lines") from None

@@ -15,7 +15,7 @@ TEMPLATE = Path(__file__).parent.parent / ".strata" / "config.toml"
 
 def test_template_is_exactly_the_defaults_and_documents_each_key():
     text = TEMPLATE.read_text()
-    assert config.parse(tomllib.loads(text)) == config.Config()
+    assert config.parse(tomllib.loads(text), "(defaults)") == config.Config()
     for section, table in config.Config().as_dict().items():
         if section == "source":
             continue
