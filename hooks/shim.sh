@@ -8,8 +8,12 @@ strata='@GIT_STRATA@'
 [ -x "$strata" ] || strata=$(command -v git-strata) || strata=
 if [ "$hook" = post-commit ]; then
     # pre-commit already wrote index.md for the tree being committed; refresh only if it differs.
-    stamp=$(git rev-parse --git-path strata/router-tree)
-    [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(git rev-parse -q --verify 'HEAD^{tree}')" ] && strata=skip
+    IFS_WAS=$IFS IFS='
+'
+    set -- $(git rev-parse --git-path strata/router-tree 'HEAD^{tree}' 2>/dev/null)
+    IFS=$IFS_WAS
+    [ -f "$1" ] && [ "$(cat "$1")" = "$2" ] && strata=skip
+    set --
 fi
 if [ "$strata" = skip ]; then
     :

@@ -154,11 +154,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     from strata_git import router
 
     vault = _vault(args)
-    changed = vault.refresh_router()
-    with open(os.path.join(vault.repo.root, router.ROUTER), encoding="utf-8") as f:
+    vault.refresh_router()
+    path = os.path.join(vault.repo.root, router.ROUTER)
+    with open(path, encoding="utf-8") as f:
         text = f.read()
-    _emit(args, {"path": os.path.join(vault.repo.root, router.ROUTER), "changed": changed, "content": text},
-          text.rstrip("\n"))
+    _emit(args, {"path": path, "content": text}, text.rstrip("\n"))
     return 0
 
 

@@ -45,14 +45,16 @@ def _load(path: str) -> dict | None:
 
 def last_changed(repo: Repo) -> dict[str, int]:
     """{name: unix time of its last content change} for every name in history."""
-    head = repo.head()
-    if head is None:
+    # HEAD and its parents in one call: in the common case the cache is one commit behind.
+    out = repo.git("rev-list", "--parents", "-n", "1", "HEAD", "--", check=False).decode().split()
+    if not out:
         return {}
+    head, parents = out[0], out[1:]
     cache_path = os.path.join(repo.state_dir(), "changes.json")
     cached = _load(cache_path)
     if cached and cached["head"] == head:
         return cached["times"]
-    if cached and repo.ok("merge-base", "--is-ancestor", cached["head"], head):
+    if cached and (cached["head"] in parents[:1] or repo.ok("merge-base", "--is-ancestor", cached["head"], head)):
         newer: dict[str, int] = {}
         _scan(repo, f"{cached['head']}..{head}", newer)
         times = {**cached["times"], **newer}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import shutil
 import sys
 import time
 
@@ -38,6 +37,8 @@ def _is_ours(path: str) -> bool:
 
 
 def _shim_text() -> str:
+    import shutil
+
     from strata_git import shipped
 
     template = shipped.hook_shim()
@@ -115,7 +116,7 @@ def _pre_commit(repo: Repo, cfg: Config) -> list[str]:
     problems, changes = guard.check_staged(repo, cfg)
     if problems:
         return [str(p) for p in problems]
-    router.refresh(repo, cfg.max_memory_bytes, committing=([c.path for c in changes], _commit_time()))
+    router.refresh(repo, cfg.max_memory_bytes, [c.path for c in changes], _commit_time())
     # The post-commit shim compares this with HEAD's tree and skips its own refresh when equal.
     tree = repo.git("write-tree").decode().strip()
     with open(os.path.join(repo.state_dir(), router.TREE_STAMP), "w", encoding="utf-8") as f:

@@ -33,8 +33,8 @@ class _Days(dict):
         return day
 
 
-def _folder(name: str) -> str:
-    return name.rsplit("/", 1)[0] + "/" if "/" in name else "(top level)"
+def _shown(folder: str) -> str:
+    return f"{folder}/" if folder else "(top level)"
 
 
 def _line(entry: Entry, day: str) -> str:
@@ -45,38 +45,50 @@ def _line(entry: Entry, day: str) -> str:
     return f"- `{shown}` · **{entry.title or shown}** · {entry.type}{tags} · {day}"
 
 
-def _summary(entries: list[Entry], times: dict[str, int], days: _Days) -> list[str]:
-    groups: dict[str, list[Entry]] = defaultdict(list)
-    for entry in entries:
-        groups[_folder(entry.name)].append(entry)
-    lines = []
-    for folder in sorted(groups):
-        members = groups[folder]
-        stamps = [times[e.name] for e in members if e.name in times]
-        latest = f", last changed {days[max(stamps)]}" if stamps else ""
-        lines.append(f"- {folder}: {len(members)} memories, {sum(e.size for e in members)} bytes{latest}")
-    return lines
+def section(tier: str, folder: str, members: list[Entry], times: dict[str, int], days: _Days) -> str:
+    """An active folder's heading and one line per memory; a cooled or archive folder's summary line."""
+    if tier == "active":
+        return "\n".join([f"### {_shown(folder)}", *(_line(e, days[times.get(e.name)]) for e in members)])
+    stamps = [times[e.name] for e in members if e.name in times]
+    latest = f", last changed {days[max(stamps)]}" if stamps else ""
+    return f"- {_shown(folder)}: {len(members)} memories, {sum(e.size for e in members)} bytes{latest}"
 
 
-def render(scan: Scan, times: dict[str, int]) -> str:
-    days = _Days()
-    by_tier: dict[str, list[Entry]] = defaultdict(list)
-    for entry in scan.entries:
-        by_tier[entry.tier].append(entry)
-    active = by_tier["active"]
+def assemble(sections: list[tuple[str, str, str]], counts: dict[str, int]) -> str:
+    """index.md from (tier, folder, text) sections."""
+    by_tier: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for tier, folder, text in sections:
+        by_tier[tier].append((_shown(folder), text))
     out = ["# Memory index", "", MARKER, "",
            "Read a memory with `git strata read NAME`; list them all with `git strata list`.", "",
-           f"## Active ({len(active)})"]
-    folders: dict[str, list[Entry]] = defaultdict(list)
-    for entry in active:
-        folders[_folder(entry.name)].append(entry)
-    for folder in sorted(folders):
-        out += ["", f"### {folder}", *(_line(e, days[times.get(e.name)]) for e in folders[folder])]
+           f"## Active ({counts.get('active', 0)})"]
+    for _, text in sorted(by_tier["active"]):
+        out += ["", text]
     for tier, note in (("cooled", "read-only; `git strata recall NAME` brings one back"),
                        ("archive", "kept out of the way; `git strata recall NAME` brings one back")):
-        members = by_tier[tier]
-        out += ["", f"## {tier.capitalize()} ({len(members)}): {note}", *_summary(members, times, days)]
+        out += ["", f"## {tier.capitalize()} ({counts.get(tier, 0)}): {note}"]
+        out += [text for _, text in sorted(by_tier[tier])]
     return "\n".join(out) + "\n"
+
+
+def render(entries: list[Entry], times: dict[str, int]) -> str:
+    """index.md for a list of entries (no database involved)."""
+    return assemble(_sections(entries, times), _counts(entries))
+
+
+def _sections(entries: list[Entry], times: dict[str, int]) -> list[tuple[str, str, str]]:
+    groups: dict[tuple[str, str], list[Entry]] = defaultdict(list)
+    for entry in entries:
+        groups[(entry.tier, entry.folder)].append(entry)
+    days = _Days()
+    return [(tier, folder, section(tier, folder, members, times, days)) for (tier, folder), members in groups.items()]
+
+
+def _counts(entries: list[Entry]) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for entry in entries:
+        counts[entry.tier] += 1
+    return counts
 
 
 def write(root: str, text: str) -> bool:
@@ -98,20 +110,59 @@ def write(root: str, text: str) -> bool:
     return True
 
 
-def refresh(repo: Repo, max_bytes: int, committing: tuple[list[str], int] | None = None) -> bool:
-    """Regenerate index.md from the working tree and history; True when it changed.
+def _full(repo: Repo, db, times: dict[str, int], max_bytes: int) -> "Scan":
+    from strata_git import catalog
 
-    `committing` is (paths, time) for a commit in progress: only those files are
-    re-examined (the cache vouches for the rest) and their names are dated by the
-    commit, as the post-commit state will be.
+    scan = catalog.scan(repo, db, max_bytes)
+    sections = _sections(scan.entries, times)
+    db.execute("DELETE FROM sections")
+    db.executemany("INSERT INTO sections VALUES (?,?,?)", sections)
+    write(repo.root, assemble(sections, _counts(scan.entries)))
+    return scan
+
+
+def _incremental(repo: Repo, db, times: dict[str, int], paths: list[str], max_bytes: int) -> None:
+    from strata_git import catalog
+
+    days = _Days()
+    for tier, folder in catalog.update(repo, db, paths, max_bytes):
+        members = catalog.entries(db, tier, folder)
+        if members:
+            db.execute("INSERT OR REPLACE INTO sections VALUES (?,?,?)",
+                       (tier, folder, section(tier, folder, members, times, days)))
+        else:
+            db.execute("DELETE FROM sections WHERE tier = ? AND folder = ?", (tier, folder))
+    counts = dict(db.execute("SELECT tier, count(*) FROM memories GROUP BY tier").fetchall())
+    write(repo.root, assemble(db.execute("SELECT tier, folder, text FROM sections").fetchall(), counts))
+
+
+def refresh(repo: Repo, max_bytes: int, paths: list[str] | None = None,
+            committed_at: int | None = None) -> "Scan | None":
+    """Regenerate index.md from the working tree and history.
+
+    Without `paths` the whole working tree is scanned and the Scan returned. With
+    `paths` (a commit's files) only those files and their folders are re-examined
+    and the catalog vouches for the rest; `committed_at` dates them for a commit
+    still in progress (the pre-commit hook), as the post-commit state will be.
     """
+    import sqlite3
+
     from strata_git import catalog, history
     from strata_git.names import split_path
 
     times = history.last_changed(repo)
-    if committing is None:
-        return write(repo.root, render(catalog.scan(repo, max_bytes), times))
-    paths, stamp = committing
-    names = [where[1] for where in map(split_path, paths) if where]
-    times = {**times, **dict.fromkeys(names, stamp)}
-    return write(repo.root, render(catalog.update(repo, paths, max_bytes), times))
+    if paths is not None and committed_at is not None:
+        names = [where[1] for where in map(split_path, paths) if where]
+        times = {**times, **dict.fromkeys(names, committed_at)}
+    for attempt in (1, 2):
+        try:
+            with catalog.connect(repo) as db:
+                if paths is None or catalog.is_empty(db):
+                    return _full(repo, db, times, max_bytes)
+                _incremental(repo, db, times, paths, max_bytes)
+                return None
+        except sqlite3.DatabaseError:
+            if attempt == 2:
+                raise
+            catalog.reset(repo)  # derived state: rebuild rather than repair
+    return None

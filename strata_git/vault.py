@@ -21,7 +21,7 @@ from strata_git.errors import BadMemory, BadName, NotFound, Refused
 from strata_git.git import Repo, discover
 
 if TYPE_CHECKING:
-    from strata_git.catalog import Entry
+    from strata_git.catalog import Entry, Scan
 
 LOCK_WAIT = 30.0
 
@@ -151,10 +151,11 @@ class Vault:
     def _tracked(self, path: str) -> bool:
         return bool(self.repo.git("ls-files", "-z", "--", path).strip(b"\0"))
 
-    def refresh_router(self) -> bool:
+    def refresh_router(self, paths: list[str] | None = None) -> "Scan":
+        """Bring index.md up to date: for `paths` only (after our own commit), or a full rescan."""
         from strata_git import router
 
-        return router.refresh(self.repo, self.cfg.max_memory_bytes)
+        return router.refresh(self.repo, self.cfg.max_memory_bytes, paths)
 
     # -- names ------------------------------------------------------------------
 
@@ -230,7 +231,7 @@ class Vault:
                 safefs.write(self.repo.root, path, previous)
                 self.repo.git("add", "--", path, check=False)
             raise
-        self.refresh_router()
+        self.refresh_router([path])
         return Change("write", norm, path, commit, "updated" if existed else "created")
 
     def read(self, name: str, via: str = "api") -> Read:
@@ -246,11 +247,9 @@ class Vault:
         return Read(norm, tier, raw)
 
     def list(self, tier: str | None = None, type: str | None = None) -> list[Entry]:
-        from strata_git import catalog
-
         if tier is not None and tier not in names.TIERS:
             raise BadName(f"unknown tier {tier!r}", f"use one of: {', '.join(names.TIERS)}")
-        entries = catalog.scan(self.repo, self.cfg.max_memory_bytes).entries
+        entries = self.refresh_router().entries
         return [e for e in entries if (tier is None or e.tier == tier) and (type is None or e.type == type)]
 
     def forget(self, name: str, via: str = "api") -> Change:
@@ -273,7 +272,7 @@ class Vault:
             self.repo.git("rm", "-q", "--", path)
             commit = self._commit([path], f"strata: forget {names.display(norm)}",
                                   {"Strata-Action": "forget", "Strata-Name": names.display(norm), "Strata-Via": via})
-            self.refresh_router()
+            self.refresh_router([path])
             return Change("forget", norm, path, commit, f"undo with: git revert {commit[:12]}")
 
     def recall(self, name: str, via: str = "api") -> Change:
@@ -298,7 +297,7 @@ class Vault:
                                   {"Strata-Action": "recall", "Strata-Name": names.display(norm),
                                    "Strata-From": tier, "Strata-Via": via})
             access.record(self.repo, names.display(norm), "active", via)
-            self.refresh_router()
+            self.refresh_router([src, dst])
             return Change("recall", norm, dst, commit, f"moved from {tier}/")
 
     def edit(self, name: str, run_editor: Callable[[str], None], via: str = "api") -> Change:
@@ -328,13 +327,13 @@ class Vault:
             self.repo.git("add", "--", path)
             commit = self._commit([path], f"strata: edit {names.display(norm)}",
                                   {"Strata-Action": "edit", "Strata-Name": names.display(norm), "Strata-Via": via})
-            self.refresh_router()
+            self.refresh_router([path])
             return Change("edit", norm, path, commit, "unchanged content" if after == before else "edited")
 
     def status(self) -> Status:
-        from strata_git import catalog, hooks
+        from strata_git import hooks
 
-        scan = catalog.scan(self.repo, self.cfg.max_memory_bytes)
+        scan = self.refresh_router()
         tiers = {t: {"memories": 0, "bytes": 0} for t in names.TIERS}
         for entry in scan.entries:
             tiers[entry.tier]["memories"] += 1
@@ -344,6 +343,5 @@ class Vault:
         problems = [f"{e.path}: {e.problem}" for e in scan.entries if e.problem]
         problems += [f"{p}: not a memory (only .md files belong in tier folders)" for p in scan.strays]
         branch = self.repo.git("symbolic-ref", "-q", "--short", "HEAD", check=False).decode().strip()
-        self.refresh_router()
         return Status(self.repo.root, branch or "(detached)", self.repo.head(), tiers,
                       hooks.state(self.repo), self.cfg.as_dict(), uncommitted, problems)
