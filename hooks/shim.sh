@@ -12,7 +12,7 @@ if [ "$hook" = post-commit ]; then
 '
     set -- $(git rev-parse --git-path strata/router-tree 'HEAD^{tree}' 2>/dev/null)
     IFS=$IFS_WAS
-    [ -f "$1" ] && [ "$(cat "$1")" = "$2" ] && strata=skip
+    [ -f "$1" ] && read -r stamp < "$1" && [ "$stamp" = "$2" ] && strata=skip
     set --
 fi
 if [ "$strata" = skip ]; then

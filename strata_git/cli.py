@@ -7,13 +7,15 @@ file), 130 interrupted. With --json, results and errors are JSON on stdout.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from strata_git import __version__
 from strata_git.errors import Refused, StrataError
+
+if TYPE_CHECKING:
+    import argparse
 
 COMMANDS: dict[str, str] = {
     "init": "make a folder or an existing git repository a memory repository",
@@ -189,7 +191,7 @@ def run_hook(hook: str) -> int:
     if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
         return 0
     try:
-        problems = hooks.run(repo, config.load(repo.root), hook)
+        problems = hooks.run(repo, config.load(repo.root, repo.state_dir()), hook)
     except StrataError as e:
         if hook == "pre-commit":
             raise
@@ -209,6 +211,8 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print the result as JSON (for agents)")
     parser = argparse.ArgumentParser(prog="git strata", description="An AI agent's memory in a git repository: "
@@ -259,13 +263,17 @@ def _crash_log() -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) >= 2 and argv[0] == "hook" and not argv[1].startswith("-"):
-        args = argparse.Namespace(json=False, func=lambda _: run_hook(argv[1]))
-    else:
-        args = _parser().parse_args(argv)
+        # The hook path skips argparse: every commit pays for what is imported here.
+        return _run(lambda: run_hook(argv[1]), as_json=False)
+    args = _parser().parse_args(argv)
+    return _run(lambda: args.func(args), as_json=args.json)
+
+
+def _run(call: Callable[[], int], as_json: bool) -> int:
     try:
-        return args.func(args)
+        return call()
     except StrataError as e:
-        if args.json:
+        if as_json:
             import json
 
             print(json.dumps({"ok": False, "error": e.message, "hint": e.hint, "kind": type(e).__name__}))

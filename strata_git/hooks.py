@@ -8,7 +8,6 @@ only files carrying the shim's marker and puts the user's hooks back.
 
 from __future__ import annotations
 
-import datetime
 import os
 import sys
 import time
@@ -101,6 +100,8 @@ def state(repo: Repo) -> dict[str, str]:
 
 def _commit_time() -> int:
     """When the commit in progress will be dated (GIT_COMMITTER_DATE if set, else now)."""
+    import datetime
+
     value = os.environ.get("GIT_COMMITTER_DATE", "").strip()
     try:
         if value.startswith("@"):

@@ -14,7 +14,6 @@ string).
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 from typing import Any, NamedTuple
 
@@ -138,6 +137,8 @@ def check_known_keys(meta: dict[str, Any], where: str) -> None:
 
 
 def _is_iso_date(value: Any) -> bool:
+    import datetime as _dt
+
     if not isinstance(value, str):
         return False
     try:

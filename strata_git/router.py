@@ -10,7 +10,6 @@ content changes.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from collections import defaultdict
 
@@ -27,6 +26,8 @@ class _Days(dict):
     """Unix time -> YYYY-MM-DD (UTC), memoized: 5,000 entries share a few hundred days."""
 
     def __missing__(self, stamp: int | None) -> str:
+        import datetime as _dt
+
         day = "uncommitted" if stamp is None else \
             _dt.datetime.fromtimestamp(stamp, _dt.timezone.utc).strftime("%Y-%m-%d")
         self[stamp] = day

@@ -111,7 +111,7 @@ class Vault:
         if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
             raise NotFound(f"{repo.root} is a git repository but not a memory repository",
                            f"run `git strata init {repo.root}`")
-        return cls(repo, config.load(repo.root))
+        return cls(repo, config.load(repo.root, repo.state_dir()))
 
     # -- locking and committing -------------------------------------------------
 

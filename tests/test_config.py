@@ -63,3 +63,19 @@ def test_longest_folder_prefix_wins_and_never_is_none():
     assert cfg.cool_days_for("projects-old/x.md") == 30
     assert cfg.cool_days_for("logs/today.md") is None
     assert cfg.cool_days_for("gtd/inbox.md") == 7
+
+
+def test_cached_config_follows_edits_and_still_refuses_bad_ones(tmp_path: Path):
+    (tmp_path / ".strata").mkdir()
+    cache = tmp_path / "state"
+    cache.mkdir()
+    cfg_file = tmp_path / ".strata/config.toml"
+    cfg_file.write_text("[archive]\nidle_days = 10\n")
+    assert config.load(str(tmp_path), str(cache)).archive_idle_days == 10
+    assert (cache / "config.json").exists()
+    assert config.load(str(tmp_path), str(cache)).archive_idle_days == 10  # from the cache
+    cfg_file.write_text("[archive]\nidle_days = 120\n")
+    assert config.load(str(tmp_path), str(cache)).archive_idle_days == 120
+    cfg_file.write_text("[archive]\nidle_dayz = 120\n")
+    with pytest.raises(BadConfig, match="idle_dayz"):
+        config.load(str(tmp_path), str(cache))
