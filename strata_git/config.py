@@ -13,7 +13,7 @@ DEFAULT_COOL_AFTER = (("default", 30), ("entities", 60), ("gtd", 7), ("projects"
 
 
 class Config(NamedTuple):
-    """Validated settings (a NamedTuple, not a dataclass: the hooks cannot afford importing dataclasses)."""
+    """Validated settings."""
 
     janitor_name: str = "git-strata janitor"
     janitor_email: str = "janitor@git-strata.invalid"

@@ -8,7 +8,7 @@ rides along. Running it again creates nothing and says so.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from strata_git import config, hooks, router, shipped
 from strata_git.errors import Refused
@@ -23,13 +23,12 @@ LOCAL_CONFIG = {"core.protectNTFS": "true", "core.protectHFS": "true",
                 "core.fsync": "committed,reference,index"}
 
 
-@dataclass(frozen=True)
-class InitResult:
+class InitResult(NamedTuple):
     root: str
-    created: list[str] = field(default_factory=list)
-    hooks: dict[str, str] = field(default_factory=dict)
-    commit: str | None = None
-    notes: list[str] = field(default_factory=list)
+    created: list[str]
+    hooks: dict[str, str]
+    commit: str | None
+    notes: list[str]
 
     @property
     def changed(self) -> bool:

@@ -12,8 +12,7 @@ import fcntl
 import os
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 from strata_git import access, config, memory, names, safefs
 from strata_git.config import Config
@@ -26,8 +25,7 @@ if TYPE_CHECKING:
 LOCK_WAIT = 30.0
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """What a mutating call did."""
 
     action: str
@@ -41,8 +39,7 @@ class Change:
                 "commit": self.commit, "changed": self.commit is not None, "detail": self.detail}
 
 
-@dataclass(frozen=True)
-class Read:
+class Read(NamedTuple):
     name: str
     tier: str
     raw: bytes
@@ -66,19 +63,18 @@ class Read:
                 "meta": parsed.meta, "content": self.raw.decode("utf-8", "replace")}
 
 
-@dataclass(frozen=True)
-class Status:
+class Status(NamedTuple):
     root: str
     branch: str
     head: str | None
     tiers: dict[str, dict[str, int]]
     hooks: dict[str, str]
     config: dict
-    uncommitted: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    uncommitted: list[str]
+    problems: list[str]
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return self._asdict()
 
 
 def check_content(raw: bytes, where: str, cfg: Config) -> memory.Memory:
