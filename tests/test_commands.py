@@ -274,3 +274,17 @@ def test_missing_identity_refuses_before_writing(mem: Path, monkeypatch: pytest.
     refused(proc, "who you are")
     assert not (mem / "active/x.md").exists()
     assert git(mem, "status", "--porcelain").stdout == b""
+
+
+def test_concurrent_writers_lose_nothing(mem: Path):
+    import subprocess
+
+    procs = [subprocess.Popen([str(Path(__import__("sys").executable).parent / "git-strata"), "write",
+                               f"projects/p{i}", "-m", f"writer {i}\n"], cwd=mem,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(6)]
+    results = [(p.wait(timeout=120), p.stderr.read().decode()) for p in procs]
+    assert all(code == 0 for code, _ in results), results
+    assert commit_count(mem) == 7
+    for i in range(6):
+        assert git(mem, "show", f"HEAD:active/projects/p{i}.md").stdout == f"writer {i}\n".encode()
+    assert git(mem, "status", "--porcelain").stdout == b""

@@ -199,3 +199,35 @@ def test_pre_commit_framework_manifest_points_at_the_same_checks():
     entries = {hook["id"]: hook for hook in manifest}
     assert entries["git-strata-guard"]["entry"] == "git-strata hook pre-commit"
     assert set(entries["git-strata-index"]["stages"]) >= {"post-checkout", "post-merge"}
+
+
+def test_router_fresh_after_a_commit_that_skipped_pre_commit(mem: Path):
+    (mem / "active/gtd/quiet.md").write_text("---\ntitle: Quiet\n---\n")
+    git(mem, "add", "active/gtd/quiet.md")
+    git(mem, "commit", "-q", "--no-verify", "-m", "no checks")  # post-commit still runs
+    assert "**Quiet**" in router(mem)
+
+
+def test_router_survives_a_corrupt_catalog(mem: Path):
+    (mem / ".git/strata/catalog.sqlite").write_bytes(b"this is not a database" * 100)
+    (mem / "active/gtd/after.md").write_text("---\ntitle: After corruption\n---\n")
+    assert commit(mem, "active/gtd/after.md").returncode == 0
+    assert "**After corruption**" in router(mem)
+
+
+def test_pre_commit_framework_runs_the_same_guard(mem: Path, tmp_path: Path):
+    """The manifest, used for real through `pre-commit try-repo` (it installs this project)."""
+    pre_commit = pytest.importorskip("pre_commit")
+    import subprocess
+    import sys
+
+    project = Path(__file__).resolve().parent.parent
+    git(mem, "config", "--local", "core.hooksPath", "/dev/null")  # only the framework checks here
+    (mem / "cooled/x.md").write_text("edited by hand\n")
+    git(mem, "add", "cooled/x.md")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(project), "git-strata-guard"],
+                          cwd=mem, capture_output=True, env=env, timeout=600)
+    out = (proc.stdout + proc.stderr).decode()
+    assert pre_commit and proc.returncode != 0, out
+    assert "cooled/x.md: cooled memories are read-only" in out
