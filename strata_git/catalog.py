@@ -11,6 +11,7 @@ it. Symlinks and special files are never followed; they are reported as strays.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -22,7 +23,7 @@ from strata_git.errors import StrataError
 from strata_git.git import Repo
 from strata_git.names import SUFFIX, TIERS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DB = "catalog.sqlite"
 PLACEHOLDER = ".gitkeep"
 TAG_SEP = "\x1f"  # tags cannot contain control characters (memory.check_known_keys)
@@ -32,10 +33,12 @@ _SCHEMA = """
 CREATE TABLE memories (
     path TEXT PRIMARY KEY, tier TEXT NOT NULL, folder TEXT NOT NULL, name TEXT NOT NULL,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
-    title TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, problem TEXT NOT NULL
+    title TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, problem TEXT NOT NULL,
+    frontmatter_hash TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX memories_by_folder ON memories (tier, folder);
 CREATE TABLE sections (tier TEXT, folder TEXT, text TEXT NOT NULL, PRIMARY KEY (tier, folder)) WITHOUT ROWID;
+CREATE TABLE frontmatter (hash TEXT PRIMARY KEY, meta TEXT NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -78,6 +81,7 @@ def _open(path: str) -> sqlite3.Connection:
     try:
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             db.executescript("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS sections;"
+                             "DROP TABLE IF EXISTS frontmatter;"
                              + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
     except BaseException:
         db.close()
@@ -109,6 +113,20 @@ def connect(repo: Repo) -> Iterator[sqlite3.Connection]:
         db.close()
 
 
+class FrontmatterMemo:
+    """memory.Memo over the catalog: frontmatter texts this clone has validated, by hash."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def get(self, key: str) -> dict | None:
+        row = self.db.execute("SELECT meta FROM frontmatter WHERE hash = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, meta: dict) -> None:
+        self.db.execute("INSERT OR REPLACE INTO frontmatter VALUES (?, ?)", (key, json.dumps(meta)))
+
+
 def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], strays: list[str]) -> None:
     try:
         items = list(os.scandir(os.path.join(root, folder)))
@@ -124,31 +142,31 @@ def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], stray
             strays.append(rel)
 
 
-def _describe(root: str, rel: str, limit: int) -> tuple[str, str, str, str]:
-    """(title, type, tags, problem) of one file, cleaned for display."""
+def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo) -> tuple[str, str, str, str, str]:
+    """(title, type, tags, problem, frontmatter hash) of one file, cleaned for display."""
     from strata_git import memory
 
     try:
         with open(os.path.join(root, rel), "rb") as f:
             raw = f.read(limit + 1)
         if len(raw) > limit:
-            return "", "note", "", f"over the {limit}-byte limit"
-        mem = memory.parse(raw, rel)
-        return clean(mem.title), mem.type, TAG_SEP.join(clean(t) for t in mem.tags), ""
+            return "", "note", "", f"over the {limit}-byte limit", ""
+        mem = memory.parse(raw, rel, memo)
+        return clean(mem.title), mem.type, TAG_SEP.join(clean(t) for t in mem.tags), "", mem.frontmatter_hash
     except StrataError as e:
-        return "", "note", "", clean(e.message)
+        return "", "note", "", clean(e.message), ""
     except OSError as e:
-        return "", "note", "", f"unreadable ({e.strerror})"
+        return "", "note", "", f"unreadable ({e.strerror})", ""
 
 
-def _row(root: str, rel: str, info: os.stat_result, limit: int) -> tuple:
+def _row(root: str, rel: str, info: os.stat_result, limit: int, memo: FrontmatterMemo) -> tuple:
     tier, _, name = rel.partition("/")
     return (rel, tier, name.rpartition("/")[0], name, info.st_size, info.st_mtime_ns, info.st_ino,
-            *_describe(root, rel, limit))
+            *_describe(root, rel, limit, memo))
 
 
 def _upsert(db: sqlite3.Connection, rows: list[tuple]) -> None:
-    db.executemany("INSERT OR REPLACE INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+    db.executemany("INSERT OR REPLACE INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
 
 
 def entries(db: sqlite3.Connection, tier: str | None = None, folder: str | None = None) -> list[Entry]:
@@ -171,16 +189,19 @@ def scan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024) -> Scan:
         _walk(repo.root, tier, found, strays)
     known = {path: (size, mtime, ino) for path, size, mtime, ino
              in db.execute("SELECT path, size, mtime_ns, ino FROM memories")}
-    changed = [_row(repo.root, rel, info, limit) for rel, info in found
+    memo = FrontmatterMemo(db)
+    changed = [_row(repo.root, rel, info, limit, memo) for rel, info in found
                if known.pop(rel, None) != (info.st_size, info.st_mtime_ns, info.st_ino)]
     _upsert(db, changed)
     db.executemany("DELETE FROM memories WHERE path = ?", ((p,) for p in known))
+    if changed or known:  # keep the memo to the frontmatter that memories on disk still use
+        db.execute("DELETE FROM frontmatter WHERE hash NOT IN (SELECT frontmatter_hash FROM memories)")
     return Scan(entries(db), sorted(strays))
 
 
 def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int = 1024 * 1024) -> set[tuple[str, str]]:
     """Re-examine only `paths` (a hook knows what a commit touches); the (tier, folder)s touched."""
-    touched, rows = set(), []
+    touched, rows, memo = set(), [], FrontmatterMemo(db)
     for rel in paths:
         tier, _, name = rel.partition("/")
         if tier not in _ORDER or not name:
@@ -191,7 +212,7 @@ def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int 
         except OSError:
             info = None
         if info is not None and stat.S_ISREG(info.st_mode) and name.endswith(SUFFIX):
-            rows.append(_row(repo.root, rel, info, limit))
+            rows.append(_row(repo.root, rel, info, limit, memo))
         else:
             db.execute("DELETE FROM memories WHERE path = ?", (rel,))
     _upsert(db, rows)

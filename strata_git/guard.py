@@ -2,14 +2,15 @@
 
 `problems()` is pure: it gets the staged changes, the staged paths and a way to
 read a blob, and returns every problem found (file, line, reason, fix). The hook
-entry (`check_staged`) gathers those inputs with three git calls, and imports
-the YAML parser only when a staged memory has frontmatter.
+entry (`check_staged`) gathers those inputs with three or four git calls, and
+imports the YAML parser only when a staged memory brings frontmatter text this
+clone has not validated before (the memo in the catalog).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from strata_git import config as config_mod
 from strata_git import names, secrets
@@ -18,6 +19,9 @@ from strata_git.config import Config
 from strata_git.errors import StrataError
 from strata_git.git import Repo
 from strata_git.router import ROUTER
+
+if TYPE_CHECKING:
+    from strata_git.memory import Memo
 
 _LINK_MODES = ("120000", "160000")
 
@@ -61,13 +65,13 @@ def _tier_problems(change: Change) -> list[Problem]:
     return []
 
 
-def _content_problems(change: Change, data: bytes, cfg: Config) -> list[Problem]:
+def _content_problems(change: Change, data: bytes, cfg: Config, memo: Memo | None) -> list[Problem]:
     from strata_git import memory
 
     where = change.path
     try:
         if names.split_path(where) and where.endswith(names.SUFFIX):
-            memory.parse(data, where)
+            memory.parse(data, where, memo)
         elif b"\0" in data:
             return [Problem(f"{where}: it is binary", "keep binary files out of the memory repository")]
         elif where == config_mod.CONFIG_PATH:
@@ -99,7 +103,7 @@ def _duplicate_problems(staged_paths: list[str]) -> list[Problem]:
 
 
 def problems(changes: list[Change], staged_paths: list[str], read_blob: Callable[[str], bytes],
-             cfg: Config) -> list[Problem]:
+             cfg: Config, memo: Memo | None = None) -> list[Problem]:
     """Everything wrong with a commit of `changes` whose resulting index holds `staged_paths`."""
     found: list[Problem] = []
     for change in changes:
@@ -117,7 +121,7 @@ def problems(changes: list[Change], staged_paths: list[str], read_blob: Callable
             found.append(Problem(f"{change.path}: {change.size} bytes is over the {cfg.max_memory_bytes}-byte limit",
                                  "split it, or raise limits.max_memory_bytes in .strata/config.toml"))
             continue
-        found += _content_problems(change, read_blob(change.oid), cfg)
+        found += _content_problems(change, read_blob(change.oid), cfg, memo)
     # A name can only start to collide when a file is added to a tier.
     if any(c.status == "A" and names.split_path(c.path) for c in changes):
         found += _duplicate_problems(staged_paths)
@@ -155,7 +159,7 @@ def _sizes(repo: Repo, oids: list[str]) -> dict[str, int]:
     return {oid: int(size) for oid, size in (line.split(" ") for line in out.decode().splitlines())}
 
 
-def check_staged(repo: Repo, cfg: Config) -> tuple[list[Problem], list[Change]]:
+def check_staged(repo: Repo, cfg: Config, memo: Memo | None = None) -> tuple[list[Problem], list[Change]]:
     """Problems with what is staged for the commit in progress, and the staged changes."""
     changes = _staged_changes(repo)
     readable = sorted({c.oid for c in changes if c.status != "D" and c.mode not in _LINK_MODES})
@@ -165,4 +169,4 @@ def check_staged(repo: Repo, cfg: Config) -> tuple[list[Problem], list[Change]]:
     staged = ""
     if any(c.status == "A" and names.split_path(c.path) for c in changes):
         staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape")
-    return problems(changes, [p for p in staged.split("\0") if p], blobs.__getitem__, cfg), changes
+    return problems(changes, [p for p in staged.split("\0") if p], blobs.__getitem__, cfg, memo), changes

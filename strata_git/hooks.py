@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from strata_git import guard, router
+from strata_git import catalog, guard, router
 from strata_git.config import Config
 from strata_git.errors import Refused
 from strata_git.git import Repo
@@ -114,7 +114,8 @@ def _commit_time() -> int:
 
 
 def _pre_commit(repo: Repo, cfg: Config) -> list[str]:
-    problems, changes = guard.check_staged(repo, cfg)
+    with catalog.connect(repo) as db:
+        problems, changes = guard.check_staged(repo, cfg, catalog.FrontmatterMemo(db))
     if problems:
         return [str(p) for p in problems]
     router.refresh(repo, cfg.max_memory_bytes, [c.path for c in changes], _commit_time())

@@ -48,3 +48,30 @@ def test_setting_metadata_keeps_key_order_and_body(vault, mem: Path):
 def test_title_falls_back_to_first_heading():
     assert memory.parse(b"\n# Heading here\ntext").title == "Heading here"
     assert memory.parse(b"---\ntitle: T\n---\n# H\n").title == "T"
+
+
+class DictMemo(dict):
+    def put(self, key, meta):
+        self[key] = meta
+
+
+def test_validated_frontmatter_is_not_parsed_again(monkeypatch):
+    memo = DictMemo()
+    first = memory.parse(b"---\ntitle: Once\ntags: [a]\n---\nbody one\n", "x.md", memo)
+    assert len(memo) == 1 and first.meta == {"title": "Once", "tags": ["a"]}
+
+    def explode(*_):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(memory, "parse_frontmatter", explode)
+    again = memory.parse(b"---\ntitle: Once\ntags: [a]\n---\nanother body\n", "x.md", memo)
+    assert again.meta == first.meta and again.body == "another body\n"
+    with pytest.raises(AssertionError):  # different frontmatter text is parsed (and checked)
+        memory.parse(b"---\ntitle: Twice\n---\n", "x.md", memo)
+
+
+def test_invalid_frontmatter_never_enters_the_memo():
+    memo = DictMemo()
+    with pytest.raises(Exception):
+        memory.parse(b"---\ntitle: a\ntitle: b\n---\n", "x.md", memo)
+    assert memo == {}
