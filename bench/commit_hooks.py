@@ -129,16 +129,24 @@ def build_framework_copy(root: Path, copy: Path, env: dict[str, str]) -> None:
 
 
 class Committer:
-    """Changes one memory, stages it (untimed), then times `git commit`."""
+    """Changes one memory, stages it (untimed), then times `git commit`.
+
+    By default the edit appends to the body, the common case; with frontmatter=True it adds a
+    key to the frontmatter, which the hook has never validated and must parse with PyYAML.
+    """
 
     def __init__(self, paths: list[str], env: dict[str, str]):
         self.paths, self.env, self.n = paths, env, 0
 
-    def sample(self, repo: Path, git_args: list[str]) -> float:
+    def sample(self, repo: Path, git_args: list[str], frontmatter: bool = False) -> float:
         self.n += 1
         rel = self.paths[(self.n * 7919) % len(self.paths)]  # a different memory every time
-        with open(repo / rel, "a", encoding="utf-8") as f:
-            f.write(f"bench edit {self.n}\n")
+        text = (repo / rel).read_text(encoding="utf-8")
+        if frontmatter:
+            text = text.replace("---\n", f"---\nbench: {self.n}\n", 1)
+        else:
+            text += f"bench edit {self.n}\n"
+        (repo / rel).write_text(text, encoding="utf-8")
         sh(["git", "add", "--", rel], repo, self.env)
         return timed(["git", *git_args, "commit", "-q", "-m", f"bench {self.n}"], repo, self.env)
 
@@ -168,6 +176,9 @@ def derive(c: dict[str, dict]) -> dict[str, object]:
         out["added_by_framework_ms"] = round(fw, 1)
         out["ratio_strata_over_framework"] = round((a - b) / fw, 2) if fw > 0 else None
         out["goal_ratio_le_0_5"] = "PASS" if fw > 0 and (a - b) / fw <= 0.5 else "MISS"
+        if "a2_strata_hooks_new_frontmatter" in c and fw > 0:
+            a2 = c["a2_strata_hooks_new_frontmatter"]["median_ms"]
+            out["ratio_new_frontmatter_over_framework"] = round((a2 - b) / fw, 2)
     return out
 
 
@@ -196,6 +207,8 @@ def report(result: dict) -> None:
         print(f"added_by_framework = c - b = {d['added_by_framework_ms']:.1f} ms")
         print(f"added_by_strata / added_by_framework = {d['ratio_strata_over_framework']}"
               f"   goal <= 0.5: {d['goal_ratio_le_0_5']}")
+        if "ratio_new_frontmatter_over_framework" in d:
+            print(f"with new frontmatter: (a2 - b) / added_by_framework = {d['ratio_new_frontmatter_over_framework']}")
     else:
         print("added_by_framework: not measured (pre-commit unavailable)")
     print(f"a / b = {d['ratio_a_over_b']}   stretch <= 2.0: {d['stretch_a_over_b_le_2']}")
@@ -219,7 +232,8 @@ def main() -> int:
         paths = build_repo(root, args.memories, env)
         committer = Committer(paths, env)
         variants = {"a_strata_hooks": lambda: committer.sample(root, []),
-                    "b_no_hooks": lambda: committer.sample(root, ["-c", "core.hooksPath=/dev/null"])}
+                    "b_no_hooks": lambda: committer.sample(root, ["-c", "core.hooksPath=/dev/null"]),
+                    "a2_strata_hooks_new_frontmatter": lambda: committer.sample(root, [], frontmatter=True)}
         if pre_commit_available():
             progress("building the pre-commit framework copy")
             build_framework_copy(root, copy, env)

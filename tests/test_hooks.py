@@ -164,7 +164,7 @@ def router(mem: Path) -> str:
 def test_router_fresh_after_hand_commit_checkout_merge_and_rebase(mem: Path):
     (mem / "active/gtd/one.md").write_text("---\ntitle: First\n---\n")
     assert commit(mem, "active/gtd/one.md").returncode == 0
-    assert "**First**" in router(mem)
+    assert "- `gtd/one` · **First** · note · 2026-11-01" in router(mem)  # dated by the commit
 
     git(mem, "checkout", "-q", "-b", "side")
     (mem / "active/gtd/two.md").write_text("---\ntitle: Second\n---\n")
