@@ -180,11 +180,13 @@ def cmd_uninstall_hooks(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_hook(hook: str) -> int:
+def run_hook(hook: str, as_json: bool = False) -> int:
     """What the hook shims call; kept off argparse and heavy imports to keep commits fast."""
     from strata_git import config, hooks
     from strata_git.git import discover
 
+    if hook not in hooks.HOOKS:
+        raise StrataError(f"unknown hook {hook!r}", f"use one of: {', '.join(hooks.HOOKS)}")
     if os.environ.get("STRATA_INTERNAL"):
         return 0
     repo = discover(".")
@@ -197,6 +199,10 @@ def run_hook(hook: str) -> int:
             raise
         print(f"git-strata: warning: {hook}: {e.message}", file=sys.stderr)
         return 0
+    if as_json:
+        import json
+
+        print(json.dumps({"hook": hook, "ok": not problems, "problems": problems}, ensure_ascii=False))
     for problem in problems:
         print(f"git-strata: refused: {problem}", file=sys.stderr)
     if problems:
@@ -207,7 +213,7 @@ def run_hook(hook: str) -> int:
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    return run_hook(args.hook_name)
+    return run_hook(args.hook_name, args.json)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -262,7 +268,7 @@ def _crash_log() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) >= 2 and argv[0] == "hook" and not argv[1].startswith("-"):
+    if len(argv) >= 2 and argv[0] == "hook" and not argv[1].startswith("-") and "--json" not in argv:
         # The hook path skips argparse: every commit pays for what is imported here.
         return _run(lambda: run_hook(argv[1]), as_json=False)
     args = _parser().parse_args(argv)

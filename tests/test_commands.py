@@ -234,7 +234,8 @@ def test_recall_moves_cooled_back_as_a_pure_rename(mem: Path):
 def test_every_command_speaks_json(mem: Path, tmp_path: Path):
     ok(strata(mem, "write", "x", "-m", "x"))
     runs = [("write", "y", "-m", "y"), ("read", "x"), ("list",), ("status",), ("index",), ("install-hooks",),
-            ("forget", "y"), ("recall", "x"), ("edit", "x"), ("uninstall-hooks",), ("init",)]
+            ("forget", "y"), ("recall", "x"), ("edit", "x"), ("hook", "post-checkout"), ("uninstall-hooks",),
+            ("init",)]
     for args in runs:
         proc = strata(mem, *args, "--json", env=_editor(tmp_path, "exit 0"))
         assert proc.returncode == 0, (args, proc.stderr)
@@ -253,6 +254,7 @@ def test_works_as_a_git_subcommand_from_a_subfolder(mem: Path):
 def test_usage_errors_exit_2_and_outside_a_repo_exits_1(tmp_path: Path):
     assert strata(tmp_path, "frobnicate").returncode == 2
     refused(strata(tmp_path, "list"), "not inside a git repository", "git strata init")
+    refused(strata(tmp_path, "hook", "frobnicate"), "unknown hook")
 
 
 def test_help_for_every_command():
