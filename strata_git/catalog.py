@@ -17,7 +17,8 @@ import re
 import sqlite3
 import stat
 from contextlib import contextmanager
-from typing import Iterable, Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterable, Iterator
 
 from strata_git.errors import StrataError
 from strata_git.git import Repo

@@ -10,7 +10,8 @@ clone has not validated before (the memo in the catalog).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable
 
 from strata_git import config as config_mod
 from strata_git import names, secrets
@@ -132,7 +133,7 @@ def _staged_changes(repo: Repo) -> list[Change]:
     out = repo.git("diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev")
     fields = out.decode("utf-8", "surrogateescape").split("\0")
     changes = []
-    for meta, path in zip(fields[0::2], fields[1::2]):
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):  # a trailing "" after the last NUL
         _, new_mode, _, new_oid, status = meta.lstrip(":").split(" ")
         changes.append(Change(status[0], path, new_mode, new_oid))
     return changes

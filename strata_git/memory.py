@@ -180,4 +180,4 @@ def compose(text: str, updates: dict[str, Any], where: str) -> bytes:
     meta.update({k: v for k, v in updates.items() if v is not None})
     check_known_keys(meta, where)
     rendered = frontmatter.YAMLHandler().export(meta, sort_keys=False)
-    return f"---\n{rendered}\n---\n{body}".encode("utf-8")
+    return f"---\n{rendered}\n---\n{body}".encode()

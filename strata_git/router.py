@@ -29,7 +29,7 @@ class _Days(dict):
         import datetime as _dt
 
         day = "uncommitted" if stamp is None else \
-            _dt.datetime.fromtimestamp(stamp, _dt.timezone.utc).strftime("%Y-%m-%d")
+            _dt.datetime.fromtimestamp(stamp, _dt.UTC).strftime("%Y-%m-%d")
         self[stamp] = day
         return day
 
@@ -111,7 +111,7 @@ def write(root: str, text: str) -> bool:
     return True
 
 
-def _full(repo: Repo, db, times: dict[str, int], max_bytes: int) -> "Scan":
+def _full(repo: Repo, db, times: dict[str, int], max_bytes: int) -> Scan:
     from strata_git import catalog
 
     scan = catalog.scan(repo, db, max_bytes)
@@ -138,7 +138,7 @@ def _incremental(repo: Repo, db, times: dict[str, int], paths: list[str], max_by
 
 
 def refresh(repo: Repo, max_bytes: int, paths: list[str] | None = None,
-            committed_at: int | None = None) -> "Scan | None":
+            committed_at: int | None = None) -> Scan | None:
     """Regenerate index.md from the working tree and history.
 
     Without `paths` the whole working tree is scanned and the Scan returned. With

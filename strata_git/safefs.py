@@ -12,7 +12,7 @@ import errno
 import os
 import stat
 from contextlib import contextmanager
-from typing import Iterator
+from collections.abc import Iterator
 
 from strata_git.errors import NotFound, Refused
 

@@ -12,7 +12,8 @@ import fcntl
 import os
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable, Iterator
 
 from strata_git import access, config, memory, names, safefs
 from strata_git.config import Config
@@ -102,7 +103,7 @@ class Vault:
         self.cfg = cfg
 
     @classmethod
-    def open(cls, path: str = ".") -> "Vault":
+    def open(cls, path: str = ".") -> Vault:
         repo = discover(path)
         if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
             raise NotFound(f"{repo.root} is a git repository but not a memory repository",
@@ -147,7 +148,7 @@ class Vault:
     def _tracked(self, path: str) -> bool:
         return bool(self.repo.git("ls-files", "-z", "--", path).strip(b"\0"))
 
-    def refresh_router(self, paths: list[str] | None = None) -> "Scan":
+    def refresh_router(self, paths: list[str] | None = None) -> Scan:
         """Bring index.md up to date: for `paths` only (after our own commit), or a full rescan."""
         from strata_git import router
 
@@ -260,7 +261,7 @@ class Vault:
                               f"run `git strata recall {names.display(norm)}` first")
             if not self._tracked(path):
                 raise Refused(f"refusing to forget {path}: it was never committed, so history could not keep it",
-                              f"commit it first, or delete the file yourself")
+                              "commit it first, or delete the file yourself")
             if self._dirty(path):
                 raise Refused(f"refusing to forget {path}: it has uncommitted changes",
                               "commit or discard them first")
@@ -316,7 +317,8 @@ class Vault:
                 check_content(after, path, self.cfg)
             except (BadMemory, Refused) as e:
                 raise BadMemory(e.message, f"your edit is kept in {path}; fix it and run "
-                                f"`git strata edit {names.display(norm)}` again, or `git checkout -- {path}` to drop it")
+                                f"`git strata edit {names.display(norm)}` again, or `git checkout -- {path}` to drop it"
+                                ) from None
             if not self._dirty(path):
                 return Change("edit", norm, path, None, "unchanged")
             self._require_identity()

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import git
 from strata_git import memory
+from strata_git.errors import BadMemory
 
 GOLDEN = sorted((Path(__file__).parent / "golden").glob("*.md"))
 
@@ -72,6 +73,6 @@ def test_validated_frontmatter_is_not_parsed_again(monkeypatch):
 
 def test_invalid_frontmatter_never_enters_the_memo():
     memo = DictMemo()
-    with pytest.raises(Exception):
+    with pytest.raises(BadMemory):
         memory.parse(b"---\ntitle: a\ntitle: b\n---\n", "x.md", memo)
     assert memo == {}
