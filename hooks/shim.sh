@@ -4,6 +4,7 @@
 # (kept beside it as <hook>.strata-chained). It does nothing when git-strata itself runs git.
 [ -n "$STRATA_INTERNAL" ] && exit 0
 hook=$(basename "$0")
+hook=${hook%.legacy}  # the pre-commit framework keeps a hook it replaces as <hook>.legacy
 strata='@GIT_STRATA@'
 [ -x "$strata" ] || strata=$(command -v git-strata) || strata=
 if [ "$hook" = post-commit ]; then
@@ -12,7 +13,8 @@ if [ "$hook" = post-commit ]; then
 '
     set -- $(git rev-parse --git-path strata/router-tree 'HEAD^{tree}' 2>/dev/null)
     IFS=$IFS_WAS
-    [ -f "$1" ] && read -r stamp < "$1" && [ "$stamp" = "$2" ] && strata=skip
+    # One pre-commit, at most one skip: the stamp is used up here.
+    [ -f "$1" ] && read -r stamp < "$1" && [ "$stamp" = "$2" ] && rm -f "$1" && strata=skip
     set --
 fi
 if [ "$strata" = skip ]; then
@@ -24,6 +26,6 @@ elif [ "$hook" = pre-commit ]; then
     echo "hint: install git-strata, or delete this hook: $0" >&2
     exit 1
 fi
-chained="$0.strata-chained"
+chained="$(dirname "$0")/$hook.strata-chained"
 [ -x "$chained" ] && exec "$chained" "$@"
 exit 0

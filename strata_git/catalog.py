@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import stat
 from contextlib import contextmanager
@@ -21,14 +20,14 @@ from typing import NamedTuple
 from collections.abc import Iterable, Iterator
 
 from strata_git.errors import StrataError
+from strata_git.memory import UNSAFE_TO_DISPLAY
 from strata_git.git import Repo
 from strata_git.names import SUFFIX, TIERS
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DB = "catalog.sqlite"
 PLACEHOLDER = ".gitkeep"
 TAG_SEP = "\x1f"  # tags cannot contain control characters (memory.check_known_keys)
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _ORDER = {tier: i for i, tier in enumerate(TIERS)}
 _SCHEMA = """
 CREATE TABLE memories (
@@ -40,6 +39,7 @@ CREATE TABLE memories (
 CREATE INDEX memories_by_folder ON memories (tier, folder);
 CREATE TABLE sections (tier TEXT, folder TEXT, text TEXT NOT NULL, PRIMARY KEY (tier, folder)) WITHOUT ROWID;
 CREATE TABLE frontmatter (hash TEXT PRIMARY KEY, meta TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -74,7 +74,7 @@ class Scan(NamedTuple):
 
 def clean(text: str) -> str:
     """Text safe to show on a terminal or in index.md: no control or direction-changing characters."""
-    return _UNSAFE.sub(" ", text).strip()
+    return UNSAFE_TO_DISPLAY.sub(" ", text).strip()
 
 
 def _open(path: str) -> sqlite3.Connection:
@@ -82,7 +82,7 @@ def _open(path: str) -> sqlite3.Connection:
     try:
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             db.executescript("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS sections;"
-                             "DROP TABLE IF EXISTS frontmatter;"
+                             "DROP TABLE IF EXISTS frontmatter; DROP TABLE IF EXISTS meta;"
                              + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
     except BaseException:
         db.close()
@@ -135,7 +135,9 @@ def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], stray
         return
     for item in items:
         rel = f"{folder}/{item.name}"
-        if item.is_dir(follow_symlinks=False):
+        if UNSAFE_TO_DISPLAY.search(item.name):  # never a valid name; it could forge index.md lines
+            strays.append(rel.encode("unicode_escape").decode("ascii"))
+        elif item.is_dir(follow_symlinks=False):
             _walk(root, rel, found, strays)
         elif item.is_file(follow_symlinks=False) and item.name.endswith(SUFFIX) and not item.name.startswith("."):
             found.append((rel, item.stat(follow_symlinks=False)))
@@ -187,7 +189,10 @@ def scan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024) -> Scan:
     found: list[tuple[str, os.stat_result]] = []
     strays: list[str] = []
     for tier in TIERS:
-        _walk(repo.root, tier, found, strays)
+        if os.path.islink(os.path.join(repo.root, tier)):
+            strays.append(tier)  # a tier folder that is a link is never followed
+        else:
+            _walk(repo.root, tier, found, strays)
     known = {path: (size, mtime, ino) for path, size, mtime, ino
              in db.execute("SELECT path, size, mtime_ns, ino FROM memories")}
     memo = FrontmatterMemo(db)
@@ -220,5 +225,10 @@ def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int 
     return touched
 
 
-def is_empty(db: sqlite3.Connection) -> bool:
-    return db.execute("SELECT 1 FROM sections LIMIT 1").fetchone() is None
+def get_meta(db: sqlite3.Connection, key: str) -> str:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else ""
+
+
+def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))

@@ -43,7 +43,7 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
         print(text)
 
 
-def _vault(args: argparse.Namespace):
+def _vault():
     from strata_git.vault import Vault
 
     return Vault.open(".")
@@ -87,13 +87,13 @@ def _change_text(change) -> str:
 
 def cmd_write(args: argparse.Namespace) -> int:
     tags = [t.strip() for t in args.tags.split(",") if t.strip()] if args.tags is not None else None
-    change = _vault(args).write(args.name, _content(args), title=args.title, tags=tags, type=args.type, via="cli")
+    change = _vault().write(args.name, _content(args), title=args.title, tags=tags, type=args.type, via="cli")
     _emit(args, change.as_dict(), _change_text(change))
     return 0
 
 
 def cmd_read(args: argparse.Namespace) -> int:
-    result = _vault(args).read(args.name, via="cli")
+    result = _vault().read(args.name, via="cli")
     if args.json:
         _emit(args, result.as_dict(), "")
     else:
@@ -103,7 +103,7 @@ def cmd_read(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    entries = _vault(args).list(tier=args.tier, type=args.type)
+    entries = _vault().list(tier=args.tier, type=args.type)
     rows = [f"{e.tier:<8} {e.as_dict()['name']:<32} {e.type:<10} {e.title}"
             + (f"  [{', '.join(e.tags)}]" if e.tags else "") + (f"  INVALID: {e.problem}" if e.problem else "")
             for e in entries]
@@ -112,7 +112,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    status = _vault(args).status()
+    status = _vault().status()
     lines = [f"repository: {status.root} (branch {status.branch}, HEAD {(status.head or 'none')[:12]})"]
     lines += [f"{tier:<8} {v['memories']:>6} memories {v['bytes']:>10} bytes" for tier, v in status.tiers.items()]
     lines.append("hooks: " + ", ".join(f"{k} {v}" for k, v in status.hooks.items()))
@@ -136,31 +136,25 @@ def _run_editor(path: str) -> None:
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
-    change = _vault(args).edit(args.name, _run_editor, via="cli")
+    change = _vault().edit(args.name, _run_editor, via="cli")
     _emit(args, change.as_dict(), _change_text(change))
     return 0
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    change = _vault(args).forget(args.name, via="cli")
+    change = _vault().forget(args.name, via="cli")
     _emit(args, change.as_dict(), f"forgot {change.path} (commit {change.commit[:12]}); {change.detail}")
     return 0
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    change = _vault(args).recall(args.name, via="cli")
+    change = _vault().recall(args.name, via="cli")
     _emit(args, change.as_dict(), _change_text(change))
     return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from strata_git import router
-
-    vault = _vault(args)
-    vault.refresh_router()
-    path = os.path.join(vault.repo.root, router.ROUTER)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    path, text = _vault().index()
     _emit(args, {"path": path, "content": text}, text.rstrip("\n"))
     return 0
 
@@ -168,15 +162,16 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_install_hooks(args: argparse.Namespace) -> int:
     from strata_git import hooks
 
-    done = hooks.install(_vault(args).repo)
-    _emit(args, done, "\n".join(f"{k}: {v}" for k, v in done.items()))
+    done, note = hooks.install(_vault().repo)
+    lines = [f"{k}: {v}" for k, v in done.items()] + ([f"note: {note}"] if note else [])
+    _emit(args, {"hooks": done, "note": note}, "\n".join(lines))
     return 0
 
 
 def cmd_uninstall_hooks(args: argparse.Namespace) -> int:
     from strata_git import hooks
 
-    done = hooks.uninstall(_vault(args).repo)
+    done = hooks.uninstall(_vault().repo)
     _emit(args, done, "\n".join(f"{k}: {v}" for k, v in done.items()))
     return 0
 
@@ -191,10 +186,12 @@ def run_hook(hook: str, as_json: bool = False) -> int:
     if os.environ.get("STRATA_INTERNAL"):
         return 0
     repo = discover(".")
-    if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
-        return 0
+    has_config = os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH))
+    if not has_config and hook != "pre-commit":
+        return 0  # a checkout without git-strata (another branch); the shim was installed here, so guard anyway
     try:
-        problems = hooks.run(repo, config.load(repo.root, repo.state_dir()), hook)
+        cfg = config.load(repo.root, repo.state_dir()) if has_config else config.Config()
+        problems = hooks.run(repo, cfg, hook)
     except StrataError as e:
         if hook == "pre-commit":
             raise
@@ -220,15 +217,25 @@ def cmd_hook(args: argparse.Namespace) -> int:
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # usage errors: exit 2, as JSON when asked
+            if "--json" in sys.argv:
+                import json
+
+                print(json.dumps({"ok": False, "error": message, "hint": f"see `{self.prog} -h`", "kind": "usage"}))
+                raise SystemExit(2)
+            super().error(message)
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print the result as JSON (for agents)")
-    parser = argparse.ArgumentParser(prog="git strata", description="An AI agent's memory in a git repository: "
+    parser = Parser(prog="git strata", description="An AI agent's memory in a git repository: "
                                      "active/, cooled/ and archive/ strata of Markdown files.")
     parser.add_argument("--version", action="version", version=f"git-strata {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, parents=[common], help=COMMANDS[name], description=COMMANDS[name])
+        p = sub.add_parser(name, parents=[common], help=COMMANDS[name], description=COMMANDS[name],
+                           prog=f"git strata {name}")
         p.set_defaults(func=func)
         return p
 
@@ -269,7 +276,7 @@ def _crash_log() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) >= 2 and argv[0] == "hook" and not argv[1].startswith("-") and "--json" not in argv:
+    if len(argv) >= 2 and argv[0] == "hook" and not any(a.startswith("-") for a in argv[1:]):
         # The hook path skips argparse: every commit pays for what is imported here.
         return _run(lambda: run_hook(argv[1]), as_json=False)
     args = _parser().parse_args(argv)
@@ -295,6 +302,11 @@ def _run(call: Callable[[], int], as_json: bool) -> int:
     except BrokenPipeError:
         sys.stderr.close()
         return 0
+    except OSError as e:  # the machine's doing (disk full, permissions), not a bug
+        where = f" ({e.filename})" if e.filename else ""
+        print(f"git-strata: error: {e.strerror or e}{where}", file=sys.stderr)
+        print("hint: check free space and permissions, then try again", file=sys.stderr)
+        return 1
     except Exception as e:  # a bug: say so plainly and keep the details
         print(f"git-strata: unexpected error: {type(e).__name__}: {e} (details in {_crash_log()})", file=sys.stderr)
         return 3

@@ -41,3 +41,9 @@ class Refused(StrataError):
 
 class GitFailed(StrataError):
     """A git command failed; the message carries git's own last line."""
+
+
+def too_large(where: str, size: int, limit: int) -> BadMemory:
+    """The one wording of the size limit, wherever it is enforced."""
+    return BadMemory(f"{where}: {size} bytes is over the {limit}-byte limit",
+                     "split it, or raise limits.max_memory_bytes in .strata/config.toml")

@@ -12,7 +12,7 @@ import os
 import subprocess
 from typing import NamedTuple
 
-from strata_git.errors import GitFailed, NotFound
+from strata_git.errors import GitFailed, NotFound, Refused
 
 TIMEOUT = 300
 
@@ -38,9 +38,15 @@ def run(args: list[str], cwd: str, *, input: bytes | None = None, check: bool = 
     except subprocess.TimeoutExpired:
         raise GitFailed(f"git {args[0]} did not finish in {TIMEOUT} s", "check for a hung hook or remote") from None
     if check and proc.returncode != 0:
-        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit code {proc.returncode}"]
-        raise GitFailed(f"git {args[0]} failed: {lines[-1]}", "run the same git command by hand to see the details")
+        raise GitFailed(f"git {args[0]} failed: {_reason(proc.stderr)}", "run the same git command by hand to see the details")
     return proc
+
+
+def _reason(stderr: bytes) -> str:
+    """git's own error line (its last lines are often advice, not the error)."""
+    lines = stderr.decode("utf-8", "replace").strip().splitlines()
+    errors = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return (errors or lines or ["no message"])[-1]
 
 
 class Repo(NamedTuple):
@@ -65,6 +71,36 @@ class Repo(NamedTuple):
     def head(self) -> str | None:
         proc = run(["rev-parse", "-q", "--verify", "HEAD^{commit}"], self.root, check=False)
         return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+    def in_head(self, path: str) -> bool:
+        return bool(self.git("ls-tree", "--name-only", "HEAD", "--", path, check=False).strip())
+
+    def require_identity(self) -> None:
+        require_identity(self.root)
+
+    def commit(self, paths: list[str], subject: str, trailers: dict[str, str]) -> str:
+        """Commit exactly `paths` as staged (nothing else the user staged) with no hooks at all.
+
+        git-strata checks in-process what the hooks would; no hook may block, hang or
+        re-enter it (`--no-verify` alone still runs prepare-commit-msg and post-commit).
+        """
+        body = "\n".join(f"{key}: {value}" for key, value in trailers.items())
+        self.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", subject, "-m", body, "--", *paths)
+        return self.head() or ""
+
+    def ignored(self, path: str) -> bool:
+        """Whether .gitignore rules match `path` (a validated name: no pathspec magic in it)."""
+        proc = run(["check-ignore", "-q", "--no-index", "--", path], self.root, check=False,
+                   env={"GIT_LITERAL_PATHSPECS": "0"})  # check-ignore refuses literal pathspecs
+        return proc.returncode == 0
+
+
+def require_identity(cwd: str) -> None:
+    """Refuse before anything is written when git could not make a commit."""
+    if run(["var", "GIT_AUTHOR_IDENT"], cwd, check=False).returncode != 0:
+        raise Refused("git does not know who you are, so it cannot commit",
+                      'run: git config --global user.name "Your Name"; '
+                      "git config --global user.email you@example.com")
 
 
 def discover(path: str = ".") -> Repo:

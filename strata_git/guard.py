@@ -17,7 +17,7 @@ from strata_git import config as config_mod
 from strata_git import names, secrets
 from strata_git.catalog import PLACEHOLDER
 from strata_git.config import Config
-from strata_git.errors import StrataError
+from strata_git.errors import StrataError, too_large
 from strata_git.git import Repo
 from strata_git.router import ROUTER
 
@@ -44,9 +44,15 @@ class Problem(NamedTuple):
 
 
 def _tier_problems(change: Change) -> list[Problem]:
-    tier, name = names.split_path(change.path) or ("", "")
-    if not tier or change.status == "D":
+    if change.status == "D":
         return []
+    if change.path.split("/", 1)[0] in names.TIERS and change.mode in _LINK_MODES:
+        return [Problem(f"{change.path}: symlinks and submodules are not allowed in or as memory folders",
+                        "commit a regular file or folder instead")]
+    tier, name = names.split_path(change.path) or ("", "")
+    if not tier:
+        return [Problem(f"{change.path}: its name looks like {f.what} (rule {f.rule}); names are committed and pushed",
+                        "rename it") for f in secrets.scan(change.path)[:1]]
     if change.mode in _LINK_MODES:
         return [Problem(f"{change.path}: symlinks and submodules are not allowed in memory folders",
                         "commit a regular file instead")]
@@ -108,6 +114,9 @@ def problems(changes: list[Change], staged_paths: list[str], read_blob: Callable
     """Everything wrong with a commit of `changes` whose resulting index holds `staged_paths`."""
     found: list[Problem] = []
     for change in changes:
+        if change.status == "D" and change.path == config_mod.CONFIG_PATH:
+            found.append(Problem(f"{change.path}: deleting it would turn git-strata's checks off in this repository",
+                                 "keep it; to stop using git-strata here run `git strata uninstall-hooks` first"))
         if change.status == "D":
             continue
         if change.path == ROUTER:
@@ -119,8 +128,8 @@ def problems(changes: list[Change], staged_paths: list[str], read_blob: Callable
         if tier_issues or change.mode in _LINK_MODES:
             continue
         if change.size > cfg.max_memory_bytes:
-            found.append(Problem(f"{change.path}: {change.size} bytes is over the {cfg.max_memory_bytes}-byte limit",
-                                 "split it, or raise limits.max_memory_bytes in .strata/config.toml"))
+            error = too_large(change.path, change.size, cfg.max_memory_bytes)
+            found.append(Problem(error.message, error.hint))
             continue
         found += _content_problems(change, read_blob(change.oid), cfg, memo)
     # A name can only start to collide when a file is added to a tier.

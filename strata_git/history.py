@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import NamedTuple
 
 from strata_git.git import Repo
 from strata_git.names import split_path
@@ -43,26 +44,36 @@ def _load(path: str) -> dict | None:
     return data if isinstance(data, dict) and data.get("version") == CACHE_VERSION else None
 
 
-def last_changed(repo: Repo) -> dict[str, int]:
-    """{name: unix time of its last content change} for every name in history."""
-    # HEAD and its parents in one call: in the common case the cache is one commit behind.
-    out = repo.git("rev-list", "--parents", "-n", "1", "HEAD", "--", check=False).decode().split()
-    if not out:
+class Head(NamedTuple):
+    commit: str
+    tree: str
+    parents: tuple[str, ...]
+
+
+def head(repo: Repo) -> Head | None:
+    """HEAD's commit, tree and parents in one git call (None on an unborn branch)."""
+    out = repo.git("log", "-1", "--format=%H %T %P", "HEAD", "--", check=False).decode().split()
+    return Head(out[0], out[1], tuple(out[2:])) if len(out) >= 2 else None
+
+
+def last_changed(repo: Repo, at: Head | None) -> dict[str, int]:
+    """{name: unix time of its last content change} for every name in the history of `at`."""
+    if at is None:
         return {}
-    head, parents = out[0], out[1:]
     cache_path = os.path.join(repo.state_dir(), "changes.json")
     cached = _load(cache_path)
-    if cached and cached["head"] == head:
+    if cached and cached["head"] == at.commit:
         return cached["times"]
-    if cached and (cached["head"] in parents[:1] or repo.ok("merge-base", "--is-ancestor", cached["head"], head)):
+    # In the common case the cache is one commit behind: no ancestry check needed.
+    if cached and (cached["head"] in at.parents[:1] or repo.ok("merge-base", "--is-ancestor", cached["head"], at.commit)):
         newer: dict[str, int] = {}
-        _scan(repo, f"{cached['head']}..{head}", newer)
+        _scan(repo, f"{cached['head']}..{at.commit}", newer)
         times = {**cached["times"], **newer}
     else:
         times = {}
-        _scan(repo, head, times)
+        _scan(repo, at.commit, times)
     tmp = f"{cache_path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"version": CACHE_VERSION, "head": head, "times": times}, ensure_ascii=False))
+        f.write(json.dumps({"version": CACHE_VERSION, "head": at.commit, "times": times}, ensure_ascii=False))
     os.replace(tmp, cache_path)
     return times

@@ -23,14 +23,21 @@ CHAINED = ".strata-chained"
 
 
 def hooks_dir(repo: Repo) -> str:
-    path = repo.git("rev-parse", "--git-path", "hooks").decode().strip()
-    return path if os.path.isabs(path) else os.path.join(repo.root, path)
+    """The repository's own hooks folder. Never core.hooksPath: that may be a global or a
+    team-tracked folder, and git-strata must not change hooks beyond this repository."""
+    common = repo.git("rev-parse", "--git-common-dir").decode().strip()
+    return os.path.join(common if os.path.isabs(common) else os.path.join(repo.root, common), "hooks")
 
 
-def _is_ours(path: str) -> bool:
+def _hooks_path(repo: Repo) -> str:
+    return repo.git("config", "--get", "core.hooksPath", check=False).decode().strip()
+
+
+def mentions(path: str, text: str) -> bool:
+    """Whether the first 4 KiB of a file contain `text` (how git-strata recognizes its own files)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return MARKER in f.read(512)
+            return text in f.read(4096)
     except OSError:
         return False
 
@@ -47,14 +54,14 @@ def _shim_text() -> str:
     return template.replace("@GIT_STRATA@", strata.replace("'", ""))
 
 
-def install(repo: Repo) -> dict[str, str]:
-    """Install every shim; {hook: 'installed' | 'updated' | 'chained'}."""
+def install(repo: Repo) -> tuple[dict[str, str], str]:
+    """Install every shim; ({hook: 'installed' | 'updated' | 'chained'}, a note for the user or "")."""
     folder = hooks_dir(repo)
     os.makedirs(folder, exist_ok=True)
     shim, done = _shim_text(), {}
     for hook in HOOKS:
         path = os.path.join(folder, hook)
-        if os.path.lexists(path) and not _is_ours(path):
+        if os.path.lexists(path) and not mentions(path, MARKER):
             if os.path.lexists(path + CHAINED):
                 raise Refused(f"{path} and {path + CHAINED} both exist and neither is git-strata's shim",
                               f"merge them into one hook at {path}, then run install-hooks again")
@@ -67,7 +74,11 @@ def install(repo: Repo) -> dict[str, str]:
             f.write(shim)
         os.chmod(tmp, 0o755)
         os.replace(tmp, path)
-    return done
+    elsewhere = _hooks_path(repo)
+    note = (f"core.hooksPath is set to {elsewhere}, so git runs the hooks there, not git-strata's in {folder}; "
+            f"point it here for this repository (`git config --local core.hooksPath {folder}`) or use the "
+            "pre-commit framework entries in git-strata's .pre-commit-hooks.yaml") if elsewhere else ""
+    return done, note
 
 
 def uninstall(repo: Repo) -> dict[str, str]:
@@ -75,7 +86,7 @@ def uninstall(repo: Repo) -> dict[str, str]:
     folder, done = hooks_dir(repo), {}
     for hook in HOOKS:
         path = os.path.join(folder, hook)
-        if not _is_ours(path):
+        if not mentions(path, MARKER):
             done[hook] = "not ours, left alone" if os.path.lexists(path) else "absent"
             continue
         os.unlink(path)
@@ -87,12 +98,15 @@ def uninstall(repo: Repo) -> dict[str, str]:
 
 
 def state(repo: Repo) -> dict[str, str]:
-    """{hook: 'installed' | 'installed+chained' | 'missing' | 'foreign'}."""
+    """{hook: 'installed' | 'installed+chained' | 'missing' | 'foreign' | 'inactive (core.hooksPath=...)'}."""
     folder, found = hooks_dir(repo), {}
+    elsewhere = _hooks_path(repo)
     for hook in HOOKS:
         path = os.path.join(folder, hook)
-        if _is_ours(path):
+        if mentions(path, MARKER):
             found[hook] = "installed+chained" if os.path.lexists(path + CHAINED) else "installed"
+            if elsewhere:
+                found[hook] = f"inactive (core.hooksPath={elsewhere})"
         else:
             found[hook] = "foreign" if os.path.lexists(path) else "missing"
     return found
@@ -118,9 +132,9 @@ def _pre_commit(repo: Repo, cfg: Config) -> list[str]:
         problems, changes = guard.check_staged(repo, cfg, catalog.FrontmatterMemo(db))
     if problems:
         return [str(p) for p in problems]
-    router.refresh(repo, cfg.max_memory_bytes, [c.path for c in changes], _commit_time())
+    tree = repo.git("write-tree").decode().strip()  # the tree this commit will record
+    router.refresh(repo, cfg.max_memory_bytes, ([c.path for c in changes], _commit_time(), tree))
     # The post-commit shim compares this with HEAD's tree and skips its own refresh when equal.
-    tree = repo.git("write-tree").decode().strip()
     with open(os.path.join(repo.state_dir(), router.TREE_STAMP), "w", encoding="utf-8") as f:
         f.write(tree + "\n")
     return []

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from strata_git import config, hooks, router, shipped
 from strata_git.errors import Refused
-from strata_git.git import Repo, discover, run
+from strata_git.git import Repo, discover, require_identity, run
 
 FOLDERS = ("active/projects", "active/entities", "active/gtd", "cooled", "archive")
 IGNORE_LINE = f"/{router.ROUTER}"
@@ -39,49 +39,31 @@ class InitResult(NamedTuple):
                 "changed": self.changed, "notes": self.notes}
 
 
-def _repository(path: str) -> Repo:
-    os.makedirs(path, exist_ok=True)
+def _existing_repository(path: str) -> str | None:
+    """The top of the repository `path` is in (refusing a sub-folder of one), or None."""
     top = run(["rev-parse", "--show-toplevel"], path, check=False)
-    here = os.path.realpath(path)
-    if top.returncode == 0:
-        root = top.stdout.decode().strip()
-        if os.path.realpath(root) != here:
-            raise Refused(f"{path} is inside the git repository at {root}",
-                          f"run `git strata init {root}`, or choose a folder outside that repository")
-    else:
-        run(["init", "-q", "-b", "main", here], here)
-    return discover(here)
+    if top.returncode != 0:
+        return None
+    root = top.stdout.decode().strip()
+    if os.path.realpath(root) != os.path.realpath(path):
+        raise Refused(f"{path} is inside the git repository at {root}",
+                      f"run `git strata init {root}`, or choose a folder outside that repository")
+    return root
 
 
-def _ignored(repo: Repo, path: str) -> bool:
-    # check-ignore rejects literal pathspecs; `path` is our own fixed name.
-    proc = run(["check-ignore", "-q", "--no-index", "--", path], repo.root, check=False,
-               env={"GIT_LITERAL_PATHSPECS": "0"})
-    return proc.returncode == 0
-
-
-def _preflight(repo: Repo) -> None:
-    index_md = os.path.join(repo.root, router.ROUTER)
-    tracked = repo.git("ls-files", "--", router.ROUTER).strip()
-    if tracked or (os.path.lexists(index_md) and not _mentions(index_md, router.MARKER)):
+def _preflight(root: str, in_repo: bool) -> None:
+    """Everything that can refuse, checked before anything is written."""
+    index_md = os.path.join(root, router.ROUTER)
+    tracked = in_repo and run(["ls-files", "--", router.ROUTER], root).stdout.strip()
+    if tracked or (os.path.lexists(index_md) and not hooks.mentions(index_md, router.MARKER)):
         raise Refused(f"{router.ROUTER} already exists and is not git-strata's generated router",
                       f"rename it (git-strata generates {router.ROUTER} and keeps it out of commits)")
     for folder in ("active", "cooled", "archive", ".strata", *FOLDERS):
-        full = os.path.join(repo.root, folder)
+        full = os.path.join(root, folder)
         if os.path.lexists(full) and (os.path.islink(full) or not os.path.isdir(full)):
             raise Refused(f"{folder} exists but is not a folder", f"move {folder} aside, then run init again")
-    config.load(repo.root)  # an existing config must be valid before anything is added
-    if not repo.ok("var", "GIT_AUTHOR_IDENT"):
-        raise Refused("git does not know who you are, so it cannot commit",
-                      'run: git config --global user.name "Your Name"; git config --global user.email you@example.com')
-
-
-def _mentions(path: str, text: str) -> bool:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return text in f.read(4096)
-    except OSError:
-        return False
+    config.load(root)  # an existing config must be valid before anything is added
+    require_identity(root)
 
 
 def _create(repo: Repo, relpath: str, text: str, created: list[str]) -> None:
@@ -94,9 +76,9 @@ def _create(repo: Repo, relpath: str, text: str, created: list[str]) -> None:
 
 
 def _scaffold(repo: Repo, notes: list[str]) -> list[str]:
+    """Create the missing pieces; the paths of git-strata's files that are not committed yet."""
     created: list[str] = []
-    template = shipped.config_template()
-    _create(repo, config.CONFIG_PATH, template, created)
+    _create(repo, config.CONFIG_PATH, shipped.config_template(), created)
     for folder in FOLDERS:
         full = os.path.join(repo.root, folder)
         if not os.path.isdir(full) or not os.listdir(full):
@@ -106,10 +88,10 @@ def _scaffold(repo: Repo, notes: list[str]) -> list[str]:
     attributes = os.path.join(repo.root, ".gitattributes")
     if not os.path.lexists(attributes):
         _create(repo, ".gitattributes", ATTRIBUTES, created)
-    elif not _mentions(attributes, "git-strata"):
+    elif not hooks.mentions(attributes, "git-strata"):
         notes.append("kept your .gitattributes; add '* -text' lines for the tier folders to stop "
                      "line-ending conversion of memories")
-    if not _ignored(repo, router.ROUTER):
+    if not repo.ignored(router.ROUTER):
         exclude = repo.git("rev-parse", "--git-path", "info/exclude").decode().strip()
         exclude = exclude if os.path.isabs(exclude) else os.path.join(repo.root, exclude)
         os.makedirs(os.path.dirname(exclude), exist_ok=True)
@@ -117,24 +99,36 @@ def _scaffold(repo: Repo, notes: list[str]) -> list[str]:
             f.write(f"{IGNORE_LINE}\n")
         notes.append(f"your .gitignore does not ignore {router.ROUTER}; it is ignored in this clone only "
                      f"(add '{IGNORE_LINE}' to .gitignore for every clone)")
-    return created
+    # Ours but never committed: created now, or left by an init whose commit failed.
+    ours = [p for p in _OURS if os.path.lexists(os.path.join(repo.root, p)) and
+            (p in created or p == config.CONFIG_PATH or p.endswith(".gitkeep") or
+             hooks.mentions(os.path.join(repo.root, p), "git-strata"))]
+    tracked = set(repo.git("ls-files", "-z", "--", *ours).decode().split("\0")) if ours else set()
+    return [p for p in ours if p not in tracked]
+
+
+_OURS = (config.CONFIG_PATH, *(f"{folder}/.gitkeep" for folder in FOLDERS), ".gitignore", ".gitattributes")
 
 
 def init(path: str = ".") -> InitResult:
-    """Create whatever is missing, install hooks, commit the new files in one commit."""
-    repo = _repository(path)
-    _preflight(repo)
+    """Create whatever is missing, install hooks, commit git-strata's new files in one commit."""
+    os.makedirs(path, exist_ok=True)
+    root = _existing_repository(path)
+    _preflight(root or path, root is not None)
+    if root is None:
+        run(["init", "-q", "-b", "main", os.path.realpath(path)], path)
+    repo = discover(path)
     for key, value in LOCAL_CONFIG.items():
         if not repo.ok("config", "--get", key):
             repo.git("config", key, value)
     notes: list[str] = []
-    created = _scaffold(repo, notes)
-    installed = hooks.install(repo)
+    uncommitted = _scaffold(repo, notes)
+    installed, hook_note = hooks.install(repo)
+    notes += [hook_note] if hook_note else []
     commit = None
-    if created:
-        repo.git("add", "--", *created)
-        repo.git("commit", "-q", "--no-verify", "-m", "strata: init memory repository",
-                 "-m", "Strata-Action: init", "--", *created)
-        commit = repo.head()
-    router.refresh(repo, config.load(repo.root).max_memory_bytes)
-    return InitResult(repo.root, created, installed, commit, notes)
+    if uncommitted:
+        # -f: every clone needs these files, even where the user's ignore rules (say `.*`) match them.
+        repo.git("add", "-f", "--", *uncommitted)
+        commit = repo.commit(uncommitted, "strata: init memory repository", {"Strata-Action": "init"})
+    router.refresh(repo, config.load(repo.root, repo.state_dir()).max_memory_bytes)
+    return InitResult(repo.root, uncommitted, installed, commit, notes)

@@ -23,7 +23,11 @@ from strata_git.errors import BadMemory
 MAX_FRONTMATTER_BYTES = 16 * 1024
 MAX_DEPTH = 8
 TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Control and direction-changing characters: refused in metadata (tab and newline excepted: a
+# folded YAML scalar ends in one) and replaced by spaces wherever text is displayed.
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+UNSAFE_TO_DISPLAY = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
 
 
 class Memory(NamedTuple):

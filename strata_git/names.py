@@ -84,6 +84,11 @@ def normalize(name: str) -> str:
     if len(parts) > 1 and parts[0] in TIERS:
         raise _refuse(name, f"it starts with the tier folder {parts[0]!r}",
                       f"names are relative to the tier: use {'/'.join(parts[1:])!r}")
+    from strata_git import secrets
+
+    for finding in secrets.scan(name):
+        raise _refuse(name, f"it looks like {finding.what} (rule {finding.rule}); names are committed and pushed",
+                      "choose a name without the credential")
     if not name.endswith(SUFFIX):
         name += SUFFIX
         _check_component(name, name.rsplit("/", 1)[-1])
@@ -108,6 +113,12 @@ def split_path(path: str) -> tuple[str, str] | None:
     if sep and tier in TIERS and rest:
         return tier, rest
     return None
+
+
+def folders(name: str) -> list[str]:
+    """Every folder above a name: `a/b/c.md` -> ['a', 'a/b']."""
+    parts = name.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def collision_key(name: str) -> str:

@@ -72,11 +72,6 @@ def assemble(sections: list[tuple[str, str, str]], counts: dict[str, int]) -> st
     return "\n".join(out) + "\n"
 
 
-def render(entries: list[Entry], times: dict[str, int]) -> str:
-    """index.md for a list of entries (no database involved)."""
-    return assemble(_sections(entries, times), _counts(entries))
-
-
 def _sections(entries: list[Entry], times: dict[str, int]) -> list[tuple[str, str, str]]:
     groups: dict[tuple[str, str], list[Entry]] = defaultdict(list)
     for entry in entries:
@@ -137,31 +132,37 @@ def _incremental(repo: Repo, db, times: dict[str, int], paths: list[str], max_by
     write(repo.root, assemble(db.execute("SELECT tier, folder, text FROM sections").fetchall(), counts))
 
 
-def refresh(repo: Repo, max_bytes: int, paths: list[str] | None = None,
-            committed_at: int | None = None) -> Scan | None:
+def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | None = None) -> Scan | None:
     """Regenerate index.md from the working tree and history.
 
-    Without `paths` the whole working tree is scanned and the Scan returned. With
-    `paths` (a commit's files) only those files and their folders are re-examined
-    and the catalog vouches for the rest; `committed_at` dates them for a commit
-    still in progress (the pre-commit hook), as the post-commit state will be.
+    By default the whole working tree is scanned and the Scan returned.
+    `commit` is (paths, time, tree) of a commit in progress (the pre-commit hook):
+    if the catalog reflects HEAD's tree, only those files and their folders are
+    re-examined, dated by the commit, and the catalog then reflects `tree`; after
+    anything git did behind git-strata's back (reset, a commit without hooks)
+    the trees differ and the whole working tree is rescanned instead.
     """
     import sqlite3
 
     from strata_git import catalog, history
     from strata_git.names import split_path
 
-    times = history.last_changed(repo)
-    if paths is not None and committed_at is not None:
-        names = [where[1] for where in map(split_path, paths) if where]
-        times = {**times, **dict.fromkeys(names, committed_at)}
+    at = history.head(repo)
+    times = history.last_changed(repo, at)
+    if commit is not None:
+        names = [where[1] for where in map(split_path, commit[0]) if where]
+        times = {**times, **dict.fromkeys(names, commit[1])}
+    reflects = commit[2] if commit else (at.tree if at else "")
     for attempt in (1, 2):
         try:
             with catalog.connect(repo) as db:
-                if paths is None or catalog.is_empty(db):
-                    return _full(repo, db, times, max_bytes)
-                _incremental(repo, db, times, paths, max_bytes)
-                return None
+                if commit and at and catalog.get_meta(db, "tree") == at.tree:
+                    _incremental(repo, db, times, commit[0], max_bytes)
+                    catalog.set_meta(db, "tree", reflects)
+                    return None
+                scan = _full(repo, db, times, max_bytes)
+                catalog.set_meta(db, "tree", reflects)
+                return scan
         except sqlite3.DatabaseError:
             if attempt == 2:
                 raise

@@ -14,14 +14,18 @@ import stat
 from contextlib import contextmanager
 from collections.abc import Iterator
 
-from strata_git.errors import NotFound, Refused
+from strata_git.errors import NotFound, Refused, too_large
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def _symlink_refusal(path: str) -> Refused:
-    return Refused(f"{path}: a symlink or special file is in the way; git-strata never follows links",
-                   "replace the link with a real folder or file")
+def _in_the_way(path: str, what: str) -> Refused:
+    if what == "link":
+        return Refused(f"{path} is a symbolic link; git-strata never follows links",
+                       "replace the link with a real folder or file")
+    if what == "file":
+        return Refused(f"{path} is a file, so it cannot be a folder", "choose another name")
+    return Refused(f"{path} is not a regular file (a FIFO, device or socket)", "move it aside")
 
 
 @contextmanager
@@ -40,7 +44,9 @@ def _parent(root: str, relpath: str, create: bool) -> Iterator[tuple[int, str]]:
                 nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except OSError as e:
                 if e.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise _symlink_refusal("/".join(folders[: i + 1])) from None
+                    where = "/".join(folders[: i + 1])
+                    is_link = os.path.islink(os.path.join(root, where))
+                    raise _in_the_way(where, "link" if is_link or e.errno == errno.ELOOP else "file") from None
                 raise
             os.close(fd)
             fd = nxt
@@ -58,15 +64,14 @@ def read(root: str, relpath: str, limit: int) -> bytes:
             raise NotFound(f"{relpath}: no such file") from None
         except OSError as e:
             if e.errno == errno.ELOOP:
-                raise _symlink_refusal(relpath) from None
+                raise _in_the_way(relpath, "link") from None
             raise
         with os.fdopen(fd, "rb") as f:
             info = os.fstat(f.fileno())
             if not stat.S_ISREG(info.st_mode):
-                raise _symlink_refusal(relpath)
+                raise _in_the_way(relpath, "special")
             if info.st_size > limit:
-                raise Refused(f"{relpath}: {info.st_size} bytes is over the {limit}-byte limit",
-                              "split it, or raise limits.max_memory_bytes in .strata/config.toml")
+                raise too_large(relpath, info.st_size, limit)
             return f.read(limit + 1)
 
 
@@ -89,7 +94,7 @@ def write(root: str, relpath: str, data: bytes) -> None:
     with _parent(root, relpath, create=True) as (dir_fd, leaf):
         existing = kind(root, relpath)
         if existing not in (None, "file"):
-            raise _symlink_refusal(relpath)
+            raise _in_the_way(relpath, "link" if os.path.islink(os.path.join(root, relpath)) else "special")
         tmp = f".{leaf}.strata-tmp-{os.getpid()}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
         try:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 
 from strata_git import access, config, memory, names, safefs
 from strata_git.config import Config
-from strata_git.errors import BadMemory, BadName, NotFound, Refused
+from strata_git.errors import BadMemory, BadName, NotFound, Refused, too_large
 from strata_git.git import Repo, discover
 
 if TYPE_CHECKING:
@@ -81,8 +81,7 @@ class Status(NamedTuple):
 def check_content(raw: bytes, where: str, cfg: Config) -> memory.Memory:
     """Validate content about to become a memory: size, encoding, frontmatter, secrets."""
     if len(raw) > cfg.max_memory_bytes:
-        raise BadMemory(f"{where}: {len(raw)} bytes is over the {cfg.max_memory_bytes}-byte limit",
-                        "split it, or raise limits.max_memory_bytes in .strata/config.toml")
+        raise too_large(where, len(raw), cfg.max_memory_bytes)
     if not raw.strip():
         raise BadMemory(f"{where}: the memory is empty", "give content with -m TEXT, --file PATH or stdin")
     parsed = memory.parse(raw, where)
@@ -130,46 +129,87 @@ class Vault:
         finally:
             os.close(fd)
 
-    def _require_identity(self) -> None:
-        if not self.repo.ok("var", "GIT_AUTHOR_IDENT"):
-            raise Refused("git does not know who you are, so it cannot commit",
-                          'run: git config --global user.name "Your Name"; '
-                          "git config --global user.email you@example.com")
+    def _commit(self, paths: list[str], stage: Callable[[], None], subject: str, trailers: dict[str, str],
+                restore: bool = True) -> str:
+        """Stage with `stage()`, then commit exactly `paths`.
 
-    def _commit(self, paths: list[str], subject: str, trailers: dict[str, str]) -> str:
-        body = "\n".join(f"{k}: {v}" for k, v in trailers.items())
-        self.repo.git("commit", "-q", "--no-verify", "-m", subject, "-m", body, "--", *paths)
-        return self.repo.head() or ""
+        If no commit was made (git failed, or the process was interrupted before
+        HEAD moved), the paths are put back as HEAD has them when `restore` is set
+        (callers check beforehand that they were clean), else only unstaged. Once
+        HEAD has moved nothing is touched: the commit is the truth.
+        """
+        before = self.repo.head()
+        try:
+            stage()
+            return self.repo.commit(paths, subject, trailers)
+        except BaseException:
+            if self.repo.head() == before:
+                self.repo.git("reset", "-q", "--", *paths, check=False)
+                if restore:
+                    self._restore(paths)
+            raise
+
+    def _restore(self, paths: list[str]) -> None:
+        for path in paths:
+            if self.repo.in_head(path):
+                self.repo.git("checkout", "HEAD", "--", path, check=False)
+            elif safefs.kind(self.repo.root, path) == "file":
+                safefs.remove(self.repo.root, path)  # only ever one this operation created
 
     def _dirty(self, path: str) -> bool:
-        out = self.repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--", path)
-        return bool(out.strip(b"\0"))
+        return bool(self.repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--", path).strip(b"\0"))
 
-    def _tracked(self, path: str) -> bool:
-        return bool(self.repo.git("ls-files", "-z", "--", path).strip(b"\0"))
+    def _require_clean(self, path: str, doing: str) -> None:
+        """Refuse unless `path` is committed and unchanged (or absent and not ignored)."""
+        out = self.repo.git("status", "--porcelain", "-z", "--ignored", "--untracked-files=all",
+                            "--no-renames", "--", path)
+        code = out[:2].decode()
+        if code == "??":
+            raise Refused(f"refusing to {doing} {path}: it exists but was never committed",
+                          f"commit it with `git add {path} && git commit`, or move it aside")
+        if code == "!!" or (not out and not self.repo.in_head(path) and self.repo.ignored(path)):
+            raise Refused(f"refusing to {doing} {path}: git ignores it (a .gitignore rule matches)",
+                          f"see `git check-ignore -v {path}`; remove the rule or choose another name")
+        if out:
+            raise Refused(f"refusing to {doing} {path}: it has uncommitted changes",
+                          f"commit them (`git commit -- {path}`) or discard them (`git checkout -- {path}`)")
 
-    def refresh_router(self, paths: list[str] | None = None) -> Scan:
-        """Bring index.md up to date: for `paths` only (after our own commit), or a full rescan."""
+    def index(self) -> tuple[str, str]:
+        """(path, text) of index.md, brought up to date first."""
         from strata_git import router
 
-        return router.refresh(self.repo, self.cfg.max_memory_bytes, paths)
+        self.refresh_router()
+        path = os.path.join(self.repo.root, router.ROUTER)
+        with open(path, encoding="utf-8") as f:
+            return path, f.read()
+
+    def refresh_router(self) -> Scan:
+        """Bring index.md (and the catalog) up to date with the working tree."""
+        from strata_git import router
+
+        return router.refresh(self.repo, self.cfg.max_memory_bytes)
 
     # -- names ------------------------------------------------------------------
 
-    def _known(self) -> dict[str, list[tuple[str, str]]]:
-        """collision key -> [(tier, name)] for every memory tracked or on disk."""
-        out = self.repo.git("ls-files", "-z", "-c", "-o", "--exclude-standard", "--", *names.TIERS)
+    def _known(self) -> tuple[dict[str, list[tuple[str, str]]], dict[str, str]]:
+        """({collision key: [(tier, name)]}, {collision key: folder}) for every memory tracked or on
+        disk, ignored files included (a name must not collide with a file git ignores either)."""
+        out = self.repo.git("ls-files", "-z", "-c", "-o", "--", *names.TIERS)
         known: dict[str, list[tuple[str, str]]] = {}
+        folders: dict[str, str] = {}
         for path in sorted(set(out.decode("utf-8", "surrogateescape").split("\0"))):
             where = names.split_path(path)
             if where and where[1].endswith(names.SUFFIX):
                 known.setdefault(names.collision_key(where[1]), []).append(where)
-        return known
+                for folder in names.folders(where[1]):
+                    folders.setdefault(names.collision_key(folder), folder)
+        return known, folders
 
     def locate(self, name: str) -> tuple[str | None, str]:
         """(tier holding the memory or None, normalized name); refuses near-collisions."""
         norm = names.normalize(name)
-        holders = self._known().get(names.collision_key(norm), [])
+        known, folders = self._known()
+        holders = known.get(names.collision_key(norm), [])
         exact = [tier for tier, held in holders if held == norm]
         if exact:
             return exact[0], norm
@@ -177,12 +217,20 @@ class Vault:
             tier, other = holders[0]
             raise BadName(f"bad memory name {name!r}: it differs only by case or accents from "
                           f"the existing {tier}/{other}", f"use the existing name {names.display(other)!r}")
+        for folder in names.folders(norm):
+            key = names.collision_key(folder)
+            if key in known:
+                raise BadName(f"bad memory name {name!r}: {folder!r} is a memory, not a folder",
+                              "choose another folder name")
+            if folders.get(key, folder) != folder:
+                raise BadName(f"bad memory name {name!r}: the folder {folder!r} differs only by case or accents "
+                              f"from the existing {folders[key]!r}", f"use the folder {folders[key]!r}")
         return None, norm
 
     def _not_found(self, norm: str) -> NotFound:
         import difflib
 
-        candidates = [n for held in self._known().values() for _, n in held]
+        candidates = [n for held in self._known()[0].values() for _, n in held]
         close = difflib.get_close_matches(norm, candidates, n=1)
         hint = f"did you mean {names.display(close[0])!r}?" if close else "see `git strata list`"
         return NotFound(f"no memory named {names.display(norm)!r}", hint)
@@ -203,33 +251,20 @@ class Vault:
                 content = memory.compose(text, {"title": title, "tags": tags, "type": type}, path)
             check_content(content, path, self.cfg)
             existed = tier == "active"
-            if existed:
-                if self._dirty(path):
-                    raise Refused(f"refusing to replace {path}: it has uncommitted changes",
-                                  f"commit them first (`git commit {path}`) or discard them")
-                if safefs.read(self.repo.root, path, self.cfg.max_memory_bytes) == content:
-                    return Change("write", norm, path, None, "unchanged")
-            self._require_identity()
-            return self._write_and_commit(norm, path, content, existed, via)
-
-    def _write_and_commit(self, norm: str, path: str, content: bytes, existed: bool, via: str) -> Change:
-        previous = safefs.read(self.repo.root, path, self.cfg.max_memory_bytes) if existed else None
-        safefs.write(self.repo.root, path, content)
-        try:
-            self.repo.git("add", "--", path)
+            self._require_clean(path, "write")
+            if existed and safefs.read(self.repo.root, path, self.cfg.max_memory_bytes) == content:
+                return Change("write", norm, path, None, "unchanged")
+            self.repo.require_identity()
             verb = "update" if existed else "create"
-            commit = self._commit([path], f"strata: {verb} {names.display(norm)}",
+
+            def stage() -> None:
+                safefs.write(self.repo.root, path, content)
+                self.repo.git("add", "--", path)
+
+            commit = self._commit([path], stage, f"strata: {verb} {names.display(norm)}",
                                   {"Strata-Action": verb, "Strata-Name": names.display(norm), "Strata-Via": via})
-        except BaseException:
-            if previous is None:
-                self.repo.git("rm", "-q", "--cached", "--ignore-unmatch", "--", path, check=False)
-                safefs.remove(self.repo.root, path)
-            else:
-                safefs.write(self.repo.root, path, previous)
-                self.repo.git("add", "--", path, check=False)
-            raise
-        self.refresh_router([path])
-        return Change("write", norm, path, commit, "updated" if existed else "created")
+            self.refresh_router()
+            return Change("write", norm, path, commit, "updated" if existed else "created")
 
     def read(self, name: str, via: str = "api") -> Read:
         """The memory from whichever tier holds it; records an access."""
@@ -259,17 +294,12 @@ class Vault:
             if tier != "active":
                 raise Refused(f"{names.display(norm)} is in {tier}/, and only active memories can be forgotten",
                               f"run `git strata recall {names.display(norm)}` first")
-            if not self._tracked(path):
-                raise Refused(f"refusing to forget {path}: it was never committed, so history could not keep it",
-                              "commit it first, or delete the file yourself")
-            if self._dirty(path):
-                raise Refused(f"refusing to forget {path}: it has uncommitted changes",
-                              "commit or discard them first")
-            self._require_identity()
-            self.repo.git("rm", "-q", "--", path)
-            commit = self._commit([path], f"strata: forget {names.display(norm)}",
+            self._require_clean(path, "forget")  # history must hold exactly what is removed
+            self.repo.require_identity()
+            commit = self._commit([path], lambda: self.repo.git("rm", "-q", "--", path),
+                                  f"strata: forget {names.display(norm)}",
                                   {"Strata-Action": "forget", "Strata-Name": names.display(norm), "Strata-Via": via})
-            self.refresh_router([path])
+            self.refresh_router()
             return Change("forget", norm, path, commit, f"undo with: git revert {commit[:12]}")
 
     def recall(self, name: str, via: str = "api") -> Change:
@@ -282,19 +312,20 @@ class Vault:
             if tier == "active":
                 return Change("recall", norm, dst, None, "already active")
             src = names.tier_path(tier, norm)
-            if self._dirty(src) or not self._tracked(src):
-                raise Refused(f"refusing to recall {src}: it has uncommitted changes",
-                              f"restore it with `git checkout -- {src}`, then recall")
+            self._require_clean(src, "recall")
             if safefs.kind(self.repo.root, src) != "file":
                 raise NotFound(f"{src} is not in this working tree", "it may be pruned; fetch it first")
-            self._require_identity()
-            safefs.make_parents(self.repo.root, dst)
-            self.repo.git("mv", "--", src, dst)
-            commit = self._commit([src, dst], f"strata: recall {names.display(norm)}",
+            self.repo.require_identity()
+
+            def stage() -> None:
+                safefs.make_parents(self.repo.root, dst)
+                self.repo.git("mv", "--", src, dst)
+
+            commit = self._commit([src, dst], stage, f"strata: recall {names.display(norm)}",
                                   {"Strata-Action": "recall", "Strata-Name": names.display(norm),
                                    "Strata-From": tier, "Strata-Via": via})
             access.record(self.repo, names.display(norm), "active", via)
-            self.refresh_router([src, dst])
+            self.refresh_router()
             return Change("recall", norm, dst, commit, f"moved from {tier}/")
 
     def edit(self, name: str, run_editor: Callable[[str], None], via: str = "api") -> Change:
@@ -321,11 +352,13 @@ class Vault:
                                 ) from None
             if not self._dirty(path):
                 return Change("edit", norm, path, None, "unchanged")
-            self._require_identity()
-            self.repo.git("add", "--", path)
-            commit = self._commit([path], f"strata: edit {names.display(norm)}",
-                                  {"Strata-Action": "edit", "Strata-Name": names.display(norm), "Strata-Via": via})
-            self.refresh_router([path])
+            self.repo.require_identity()
+            # restore=False: a failed commit must never throw away what the user just typed.
+            commit = self._commit([path], lambda: self.repo.git("add", "--", path),
+                                  f"strata: edit {names.display(norm)}",
+                                  {"Strata-Action": "edit", "Strata-Name": names.display(norm), "Strata-Via": via},
+                                  restore=False)
+            self.refresh_router()
             return Change("edit", norm, path, commit, "unchanged content" if after == before else "edited")
 
     def status(self) -> Status:
@@ -336,7 +369,7 @@ class Vault:
         for entry in scan.entries:
             tiers[entry.tier]["memories"] += 1
             tiers[entry.tier]["bytes"] += entry.size
-        dirty = self.repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--", *names.TIERS)
+        dirty = self.repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--", *names.TIERS)
         uncommitted = [item[3:] for item in dirty.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3]
         problems = [f"{e.path}: {e.problem}" for e in scan.entries if e.problem]
         problems += [f"{p}: not a memory (only .md files belong in tier folders)" for p in scan.strays]
