@@ -21,8 +21,11 @@ LOG = "access.log"
 def record(repo: Repo, name: str, tier: str, via: str, now: float | None = None) -> None:
     line = json.dumps({"t": round(now if now is not None else time.time(), 3), "name": name,
                        "tier": tier, "via": via}, ensure_ascii=False) + "\n"
-    fd = os.open(os.path.join(repo.state_dir(), LOG), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(os.path.join(repo.state_dir(), LOG), os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = "\n" + line  # a torn last record (a crash mid-append) must not swallow this one
         os.write(fd, line.encode("utf-8"))
     finally:
         os.close(fd)

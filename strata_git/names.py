@@ -86,9 +86,9 @@ def normalize(name: str) -> str:
                       f"names are relative to the tier: use {'/'.join(parts[1:])!r}")
     from strata_git import secrets
 
-    for finding in secrets.scan(name):
-        raise _refuse(name, f"it looks like {finding.what} (rule {finding.rule}); names are committed and pushed",
-                      "choose a name without the credential")
+    for finding in secrets.scan(name):  # the message shows the name with the secret masked
+        raise BadName(f"bad memory name {secrets.redact(name)!r}: it looks like {finding.what} "
+                      f"(rule {finding.rule}); names are committed and pushed", "choose a name without the credential")
     if not name.endswith(SUFFIX):
         name += SUFFIX
         _check_component(name, name.rsplit("/", 1)[-1])

@@ -79,6 +79,14 @@ def _line_findings(line: str, number: int) -> list[Finding]:
     return found
 
 
+def redact(text: str) -> str:
+    """`text` with every token-shaped secret replaced by [rule] (for messages about paths)."""
+    for rule, _, literals, pattern in _RULES:
+        if any(literal in text for literal in literals):
+            text = re.sub(pattern, f"[{rule}]", text)
+    return text
+
+
 def scan(text: str) -> list[Finding]:
     """Every secret-looking line in `text` (at most one finding per rule per line)."""
     findings: list[Finding] = []
