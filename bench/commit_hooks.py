@@ -117,6 +117,13 @@ def pre_commit_available() -> bool:
     return True
 
 
+def build_bare_copy(root: Path, copy: Path, env: dict[str, str]) -> None:
+    """An identical copy for the hook-less commits. Kept apart from `root` because a commit
+    that runs no hook leaves git-strata's catalog behind HEAD, and the next hooked commit
+    there would rightly rescan everything: a cost of mixing, not of either variant."""
+    sh(["cp", "-a", str(root), str(copy)], root.parent, env)
+
+
 def build_framework_copy(root: Path, copy: Path, env: dict[str, str]) -> None:
     """An identical copy of `root` whose only hook is a no-op run by the pre-commit framework."""
     sh(["cp", "-a", str(root), str(copy)], root.parent, env)
@@ -228,11 +235,12 @@ def main() -> int:
     env = hermetic_env(tmp / "home")
     try:
         progress(f"building {args.memories} memories in {tmp}")
-        root, copy = tmp / "mem", tmp / "mem-precommit"
+        root, copy, bare = tmp / "mem", tmp / "mem-precommit", tmp / "mem-bare"
         paths = build_repo(root, args.memories, env)
         committer = Committer(paths, env)
+        build_bare_copy(root, bare, env)
         variants = {"a_strata_hooks": lambda: committer.sample(root, []),
-                    "b_no_hooks": lambda: committer.sample(root, ["-c", "core.hooksPath=/dev/null"]),
+                    "b_no_hooks": lambda: committer.sample(bare, ["-c", "core.hooksPath=/dev/null"]),
                     "a2_strata_hooks_new_frontmatter": lambda: committer.sample(root, [], frontmatter=True)}
         if pre_commit_available():
             progress("building the pre-commit framework copy")
@@ -243,6 +251,7 @@ def main() -> int:
         name = paths[1][len("active/"):-len(".md")]
         reads = {f"git-strata read {name}": lambda: timed([STRATA, "read", name], root, env),
                  f"git show HEAD:{paths[1]}": lambda: timed(["git", "show", f"HEAD:{paths[1]}"], root, env),
+                 "git-strata index (full rescan)": lambda: timed([STRATA, "index"], root, env),
                  "python -c pass": lambda: timed([sys.executable, "-c", "pass"], root, env)}
         read = {k: stats(v) for k, v in round_robin(reads, args.samples, "read").items()}
         result = {"memories": args.memories, "samples": args.samples, "commit": commit, "read": read,
