@@ -11,10 +11,10 @@ if [ "$hook" = post-commit ]; then
     # pre-commit already wrote index.md for the tree being committed; refresh only if it differs.
     IFS_WAS=$IFS IFS='
 '
-    set -- $(git rev-parse --git-path strata/router-tree 'HEAD^{tree}' 2>/dev/null)
+    set -- $(git rev-parse --git-path strata/router-tree 'HEAD^{tree}' 'HEAD^@' 2>/dev/null)
     IFS=$IFS_WAS
-    # One pre-commit, at most one skip: the stamp is used up here.
-    [ -f "$1" ] && read -r stamp < "$1" && [ "$stamp" = "$2" ] && rm -f "$1" && strata=skip
+    # The stamp is "<tree> <parent>" of the commit pre-commit saw; one pre-commit, at most one skip.
+    [ -f "$1" ] && read -r stamp < "$1" && [ "$stamp" = "$2${3:+ $3}" ] && rm -f "$1" && strata=skip
     set --
 fi
 if [ "$strata" = skip ]; then

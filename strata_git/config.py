@@ -31,15 +31,15 @@ class Config(NamedTuple):
     check_secrets: bool = True
     source: str = "(defaults)"
 
-    def cool_days_for(self, name: str) -> int | None:
-        """Days before `name` cools: the longest folder prefix that matches wins."""
+    def cool_rule(self, name: str) -> tuple[int | None, str]:
+        """(days before `name` cools or None for never, the deciding key): the longest folder prefix wins."""
         table = dict(self.cool_after_days)
-        best, days = -1, table.get("default", 30)
-        for prefix, value in table.items():
-            if prefix != "default" and (name == prefix or name.startswith(prefix.rstrip("/") + "/")):
-                if len(prefix) > best:
-                    best, days = len(prefix), value
-        return days
+        matches = [p for p in table if p != "default" and name.startswith(p.rstrip("/") + "/")]
+        prefix = max(matches, key=len) if matches else "default"
+        return table.get(prefix, 30), f"cool.after_days.{prefix}"
+
+    def cool_days_for(self, name: str) -> int | None:
+        return self.cool_rule(name)[0]
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -134,9 +134,6 @@ def _pre_commit(repo: Repo, cfg: Config) -> list[str]:
         return [str(p) for p in problems]
     tree = repo.git("write-tree").decode().strip()  # the tree this commit will record
     router.refresh(repo, cfg.max_memory_bytes, ([c.path for c in changes], _commit_time(), tree))
-    # The post-commit shim compares this with HEAD's tree and skips its own refresh when equal.
-    with open(os.path.join(repo.state_dir(), router.TREE_STAMP), "w", encoding="utf-8") as f:
-        f.write(tree + "\n")
     return []
 
 

@@ -72,7 +72,7 @@ def read(root: str, relpath: str, limit: int) -> bytes:
                 raise _in_the_way(relpath, "special")
             if info.st_size > limit:
                 raise too_large(relpath, info.st_size, limit)
-            return f.read(limit + 1)
+            return f.read(min(limit, info.st_size) + 1)
 
 
 def kind(root: str, relpath: str) -> str | None:
@@ -89,19 +89,25 @@ def kind(root: str, relpath: str) -> str | None:
     return "dir" if stat.S_ISDIR(info.st_mode) else "other"
 
 
-def write(root: str, relpath: str, data: bytes) -> None:
-    """Atomically create or replace a regular file, creating folders as needed."""
+def write(root: str, relpath: str, data: bytes, durable: bool = True) -> None:
+    """Atomically create or replace a regular file, creating folders as needed.
+
+    The temporary file gets an unpredictable name and O_EXCL|O_NOFOLLOW, so nothing
+    planted in the folder (a link, a file) can redirect the write. `durable` fsyncs
+    it first (memories); derived files like index.md skip that.
+    """
     with _parent(root, relpath, create=True) as (dir_fd, leaf):
         existing = kind(root, relpath)
         if existing not in (None, "file"):
             raise _in_the_way(relpath, "link" if os.path.islink(os.path.join(root, relpath)) else "special")
-        tmp = f".{leaf}.strata-tmp-{os.getpid()}"
+        tmp = f".{leaf}.strata-tmp-{os.urandom(6).hex()}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+                if durable:
+                    f.flush()
+                    os.fsync(f.fileno())
             os.replace(tmp, leaf, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             try:

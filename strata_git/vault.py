@@ -134,33 +134,39 @@ class Vault:
         """Stage with `stage()`, then commit exactly `paths`.
 
         If no commit was made (git failed, or the process was interrupted before
-        HEAD moved), the paths are put back as HEAD has them when `restore` is set
-        (callers check beforehand that they were clean), else only unstaged. Once
-        HEAD has moved nothing is touched: the commit is the truth.
+        HEAD moved), the working files are put back byte for byte as they were
+        (callers check beforehand that they were clean) when `restore` is set, and
+        unstaged. Once HEAD has moved nothing is touched: the commit is the truth.
         """
+        if os.path.exists(os.path.join(self.repo.git_dir, "index.lock")):
+            raise Refused("another git process is using the index (.git/index.lock exists)",
+                          "wait for it to finish and try again; if none is running, delete .git/index.lock")
         before = self.repo.head()
+        saved = {p: safefs.read(self.repo.root, p, 1 << 62) if safefs.kind(self.repo.root, p) == "file" else None
+                 for p in paths} if restore else {}
         try:
             stage()
             return self.repo.commit(paths, subject, trailers)
         except BaseException:
             if self.repo.head() == before:
+                for path, data in saved.items():  # the files first: they matter most, and need no git
+                    if data is not None:
+                        safefs.write(self.repo.root, path, data)
+                    elif safefs.kind(self.repo.root, path) == "file":
+                        safefs.remove(self.repo.root, path)  # one this operation created
                 self.repo.git("reset", "-q", "--", *paths, check=False)
-                if restore:
-                    self._restore(paths)
             raise
-
-    def _restore(self, paths: list[str]) -> None:
-        for path in paths:
-            if self.repo.in_head(path):
-                self.repo.git("checkout", "HEAD", "--", path, check=False)
-            elif safefs.kind(self.repo.root, path) == "file":
-                safefs.remove(self.repo.root, path)  # only ever one this operation created
 
     def _dirty(self, path: str) -> bool:
         return bool(self.repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--", path).strip(b"\0"))
 
     def _require_clean(self, path: str, doing: str) -> None:
         """Refuse unless `path` is committed and unchanged (or absent and not ignored)."""
+        flags = self.repo.git("ls-files", "-v", "--", path)[:1]
+        if flags.islower() or flags == b"S":  # git would hide changes to it from status
+            raise Refused(f"refusing to {doing} {path}: git is told to ignore changes to it "
+                          "(assume-unchanged or skip-worktree)",
+                          f"clear it with `git update-index --no-assume-unchanged --no-skip-worktree {path}`")
         out = self.repo.git("status", "--porcelain", "-z", "--ignored", "--untracked-files=all",
                             "--no-renames", "--", path)
         code = out[:2].decode()
