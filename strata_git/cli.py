@@ -283,18 +283,22 @@ def main(argv: list[str] | None = None) -> int:
     return _run(lambda: args.func(args), as_json=args.json)
 
 
+def _fail(as_json: bool, kind: str, message: str, hint: str) -> None:
+    if as_json:
+        import json
+
+        print(json.dumps({"ok": False, "error": message, "hint": hint, "kind": kind}, ensure_ascii=False))
+    else:
+        print(f"git-strata: error: {message}", file=sys.stderr)
+        if hint:
+            print(f"hint: {hint}", file=sys.stderr)
+
+
 def _run(call: Callable[[], int], as_json: bool) -> int:
     try:
         return call()
     except StrataError as e:
-        if as_json:
-            import json
-
-            print(json.dumps({"ok": False, "error": e.message, "hint": e.hint, "kind": type(e).__name__}))
-        else:
-            print(f"git-strata: error: {e.message}", file=sys.stderr)
-            if e.hint:
-                print(f"hint: {e.hint}", file=sys.stderr)
+        _fail(as_json, type(e).__name__, e.message, e.hint)
         return 1
     except KeyboardInterrupt:
         print("git-strata: interrupted", file=sys.stderr)
@@ -304,9 +308,8 @@ def _run(call: Callable[[], int], as_json: bool) -> int:
         return 0
     except OSError as e:  # the machine's doing (disk full, permissions), not a bug
         where = f" ({e.filename})" if e.filename else ""
-        print(f"git-strata: error: {e.strerror or e}{where}", file=sys.stderr)
-        print("hint: check free space and permissions, then try again", file=sys.stderr)
+        _fail(as_json, "OSError", f"{e.strerror or e}{where}", "check free space and permissions, then try again")
         return 1
     except Exception as e:  # a bug: say so plainly and keep the details
-        print(f"git-strata: unexpected error: {type(e).__name__}: {e} (details in {_crash_log()})", file=sys.stderr)
+        _fail(as_json, "unexpected", f"unexpected error: {type(e).__name__}: {e}", f"details in {_crash_log()}")
         return 3

@@ -43,26 +43,27 @@ class Problem(NamedTuple):
         return f"{self.message} ({self.fix})"
 
 
-def _tier_problems(change: Change) -> list[Problem]:
-    if change.status == "D":
-        return []
-    if change.path.split("/", 1)[0] in names.TIERS and change.mode in _LINK_MODES:
-        return [Problem(f"{change.path}: symlinks and submodules are not allowed in or as memory folders",
-                        "commit a regular file or folder instead")]
+def _path_problems(change: Change) -> list[Problem]:
+    """What is wrong with a staged path itself (added or changed; deletions are checked apart)."""
+    if change.mode in _LINK_MODES:
+        return [Problem(f"{change.path}: symlinks and submodules are not allowed in a memory repository "
+                        "(git-strata never follows links)", "commit a regular file or folder instead")]
+    if change.path in names.TIERS:
+        return [Problem(f"{change.path}: it must be a folder", f"move the file aside and restore the {change.path}/ folder")]
     tier, name = names.split_path(change.path) or ("", "")
     if not tier:
         return [Problem(f"{change.path}: its name looks like {f.what} (rule {f.rule}); "
                         "names are committed and pushed", "rename it") for f in secrets.scan(change.path)[:1]]
-    if change.mode in _LINK_MODES:
-        return [Problem(f"{change.path}: symlinks and submodules are not allowed in memory folders",
-                        "commit a regular file instead")]
     if tier != "active":
         return [Problem(f"{change.path}: {tier} memories are read-only and change only through git-strata",
                         f"run `git strata recall {names.display(name)}` and edit it in active/; "
                         f"unstage with `git restore --staged {change.path}`")]
-    if name.rsplit("/", 1)[-1] == PLACEHOLDER:
-        return []
-    if not name.endswith(names.SUFFIX):
+    folder, _, leaf = name.rpartition("/")
+    if leaf == PLACEHOLDER:
+        name = folder  # a folder's placeholder: its folder must be a valid name
+        if not name:
+            return []
+    elif not name.endswith(names.SUFFIX):
         return [Problem(f"{change.path}: only Markdown (.md) memories belong in the tier folders",
                         "rename it to .md or keep it outside active/")]
     try:
@@ -72,6 +73,21 @@ def _tier_problems(change: Change) -> list[Problem]:
     return []
 
 
+def _deletion_problems(changes: list[Change]) -> list[Problem]:
+    """A memory may leave cooled/ or archive/ only by moving to another tier in the same commit
+    (as `git revert` of a migration does); deleting it there is an edit git-strata refuses."""
+    added = {where[1] for where in (names.split_path(c.path) for c in changes if c.status != "D") if where}
+    found = []
+    for change in changes:
+        where = names.split_path(change.path)
+        if change.status == "D" and where and where[0] != "active" and where[1] not in added \
+                and where[1].rsplit("/", 1)[-1] != PLACEHOLDER:
+            found.append(Problem(f"{change.path}: {where[0]} memories are not deleted by hand",
+                                 f"bring it back with `git strata recall {names.display(where[1])}`, then "
+                                 f"`git strata forget` it; unstage with `git restore --staged {change.path}`"))
+    return found
+
+
 def _content_problems(change: Change, data: bytes, cfg: Config, memo: Memo | None) -> list[Problem]:
     from strata_git import memory
 
@@ -79,8 +95,8 @@ def _content_problems(change: Change, data: bytes, cfg: Config, memo: Memo | Non
     try:
         if names.split_path(where) and where.endswith(names.SUFFIX):
             memory.parse(data, where, memo)
-        elif b"\0" in data:
-            return [Problem(f"{where}: it is binary", "keep binary files out of the memory repository")]
+        elif b"\0" in data or not _is_utf8(data):
+            return [Problem(f"{where}: it is binary (not UTF-8 text)", "keep binary files out of the memory repository")]
         elif where == config_mod.CONFIG_PATH:
             import tomllib
 
@@ -97,16 +113,31 @@ def _content_problems(change: Change, data: bytes, cfg: Config, memo: Memo | Non
             for f in secrets.scan(data.decode("utf-8", "replace"))]
 
 
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _duplicate_problems(staged_paths: list[str]) -> list[Problem]:
     seen: dict[str, list[str]] = defaultdict(list)
+    spellings: dict[str, set[str]] = defaultdict(set)
     for path in staged_paths:
         where = names.split_path(path)
         if where and where[1].endswith(names.SUFFIX):
             seen[names.collision_key(where[1])].append(path)
-    return [Problem(" and ".join(paths) + ": the same memory name is in more than one place "
-                    "(names differing only by tier, case or accents collide)",
-                    f"keep one: `git rm --cached {paths[-1]}`")
-            for paths in seen.values() if len(paths) > 1]
+        for folder in names.folders(where[1]) if where else ():
+            spellings[names.collision_key(folder)].add(folder)
+    found = [Problem(" and ".join(paths) + ": the same memory name is in more than one place "
+                     "(names differing only by tier, case or accents collide)",
+                     f"keep one: `git rm --cached {paths[-1]}`")
+             for paths in seen.values() if len(paths) > 1]
+    found += [Problem(" and ".join(sorted(folders)) + ": folder names differ only by case or accents",
+                      "use one spelling for the folder")
+              for folders in spellings.values() if len(folders) > 1]
+    return found
 
 
 def problems(changes: list[Change], staged_paths: list[str], read_blob: Callable[[str], bytes],
@@ -123,7 +154,7 @@ def problems(changes: list[Change], staged_paths: list[str], read_blob: Callable
             found.append(Problem(f"{ROUTER}: it is generated by git-strata and never committed",
                                  f"unstage it with `git rm --cached {ROUTER}`"))
             continue
-        found += _tier_problems(change)
+        found += _path_problems(change)
         if change.mode in _LINK_MODES:
             continue
         if change.size > cfg.max_memory_bytes:
@@ -131,6 +162,7 @@ def problems(changes: list[Change], staged_paths: list[str], read_blob: Callable
             found.append(Problem(error.message, error.hint))
             continue
         found += _content_problems(change, read_blob(change.oid), cfg, memo)
+    found += _deletion_problems(changes)
     # A name can only start to collide when a file is added to a tier.
     if any(c.status == "A" and names.split_path(c.path) for c in changes):
         found += _duplicate_problems(staged_paths)

@@ -30,7 +30,12 @@ def hooks_dir(repo: Repo) -> str:
 
 
 def _hooks_path(repo: Repo) -> str:
-    return repo.git("config", "--get", "core.hooksPath", check=False).decode().strip()
+    """core.hooksPath when it sends git elsewhere than git-strata's hooks folder, else ""."""
+    value = repo.git("config", "--get", "core.hooksPath", check=False).decode().strip()
+    if not value:
+        return ""
+    full = os.path.join(repo.root, os.path.expanduser(value))
+    return "" if os.path.realpath(full) == os.path.realpath(hooks_dir(repo)) else value
 
 
 def mentions(path: str, text: str) -> bool:
@@ -82,18 +87,22 @@ def install(repo: Repo) -> tuple[dict[str, str], str]:
 
 
 def uninstall(repo: Repo) -> dict[str, str]:
-    """Remove git-strata's shims only, restoring chained user hooks; {hook: what happened}."""
+    """Remove git-strata's shims only, restoring chained user hooks; {hook: what happened}.
+
+    A shim the pre-commit framework moved aside (`<hook>.legacy`) is git-strata's too; the
+    user hook chained behind it goes back to that slot, where the framework runs it."""
     folder, done = hooks_dir(repo), {}
     for hook in HOOKS:
         path = os.path.join(folder, hook)
-        if not mentions(path, MARKER):
+        slot = next((p for p in (path, path + ".legacy") if mentions(p, MARKER)), None)
+        if slot is None:
             done[hook] = "not ours, left alone" if os.path.lexists(path) else "absent"
             continue
-        os.unlink(path)
-        done[hook] = "removed"
+        os.unlink(slot)
+        done[hook] = "removed" if slot == path else "removed (from .legacy)"
         if os.path.lexists(path + CHAINED):
-            os.rename(path + CHAINED, path)
-            done[hook] = "removed, user hook restored"
+            os.rename(path + CHAINED, slot)
+            done[hook] += ", user hook restored"
     return done
 
 

@@ -39,10 +39,18 @@ _RULES: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@]+:(?P<value>[^\s/@]{3,})@[^\s/@]+"),
 )
 _KEYWORDS = ("key", "secret", "token", "passw", "pwd", "credential")
+# keyword, a few more name characters, `=` or `:`, then a value that is one whole token.
+# Quantifiers are bounded so that no line can make the search quadratic.
 _ASSIGNMENT = (
     r"(?i)(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|access[_-]?key|auth[_-]?key|private[_-]?key|credential)"
-    r"[\w-]*[\"']?\s*[:=]\s*[\"']?(?P<value>[A-Za-z0-9_\-+/=.~]{16,})")
-_PLACEHOLDER = r"^(?:x+|\*+|<.*>|\$\{.*\}|\{\{.*\}\}|(?:your|my|example|changeme|password|redacted).*)$"
+    r"[\w-]{0,24}[\"']?\s{0,4}[:=]\s{0,4}[\"']?(?P<value>[A-Za-z0-9_\-+/=.~]{16,256})(?=[\"'\s,;)]|$)")
+# Whole values that are obviously not secrets.
+_PLACEHOLDER = (r"^(?:x{3,}|\*{3,}|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|changeme|password|redacted|none|null"
+                r"|(?:your|my|an?|the|example|sample|dummy|fake|test)[-_]?(?:api[-_]?)?"
+                r"(?:key|token|secret|password|pass)(?:[-_]?here)?)$")
+# Values that name something rather than hold it: dotted paths (settings.API_KEY),
+# environment-variable names, file paths.
+_NOT_A_VALUE = r"^(?:[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+|[A-Z][A-Z0-9_]*|[./~].*)$"
 ENTROPY_THRESHOLD = 3.5
 
 
@@ -71,12 +79,20 @@ def _line_findings(line: str, number: int) -> list[Finding]:
         if match and not (rule == "url-password" and _placeholder(match.group("value"))):
             found.append(Finding(rule, what, number))
     lowered = line.lower()
-    match = re.search(_ASSIGNMENT, line) if not found and any(k in lowered for k in _KEYWORDS) else None
-    if match:
-        value = match.group("value")
-        if not _placeholder(value) and entropy(value) >= ENTROPY_THRESHOLD:
-            found.append(Finding("generic-secret", "a high-entropy secret assigned to a key, token or password", number))
+    if not found and any(k in lowered for k in _KEYWORDS):
+        for match in re.finditer(_ASSIGNMENT, line):
+            if _secret_like(match.group("value")):
+                found.append(Finding("generic-secret", "a high-entropy secret assigned to a key, token or password",
+                                     number))
+                break
     return found
+
+
+def _secret_like(value: str) -> bool:
+    """A random-looking credential: letters and digits, high entropy, not a name or a placeholder."""
+    return (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+            and entropy(value) >= ENTROPY_THRESHOLD and not _placeholder(value)
+            and re.match(_NOT_A_VALUE, value) is None)
 
 
 def redact(text: str) -> str:

@@ -330,3 +330,118 @@ def test_secret_in_a_memory_path_is_masked_in_the_guard_message(mem: Path):
     git(mem, "add", "active")
     proc = git(mem, "commit", "-q", "-m", "x", check=False)
     assert proc.returncode != 0 and b"GitHub token" in proc.stderr and token.encode() not in proc.stderr
+
+
+# -- second review ------------------------------------------------------------------------------
+
+def test_a_refresh_never_writes_through_a_planted_link(mem: Path, tmp_path: Path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me\n")
+    (mem / "index.md").unlink()
+    os.symlink(outside, mem / "index.md")
+    ok(strata(mem, "write", "gtd/u", "-m", "# u"))
+    assert outside.read_text() == "keep me\n"
+    assert not (mem / "index.md").is_symlink() and "gtd/u" in router(mem)
+
+
+def test_symlinks_are_refused_anywhere_in_a_commit(mem: Path, tmp_path: Path):
+    os.symlink(tmp_path / "outside.txt", mem / "notes-link")
+    git(mem, "add", "notes-link")
+    proc = git(mem, "commit", "-q", "-m", "link", check=False)
+    assert proc.returncode != 0 and b"symlinks" in proc.stderr
+
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_hidden_edits_are_never_overwritten(vault, mem: Path, flag: str):
+    vault.write("projects/a", b"# A\n")
+    git(mem, "update-index", flag, "active/projects/a.md")
+    (mem / "active/projects/a.md").write_text("# A\nMY PRECIOUS EDIT\n")
+    for operation in (lambda: vault.write("projects/a", b"agent\n"), lambda: vault.forget("projects/a")):
+        with pytest.raises(Refused, match="ignore changes to it"):
+            operation()
+    assert (mem / "active/projects/a.md").read_text() == "# A\nMY PRECIOUS EDIT\n"
+
+
+def test_a_held_index_lock_is_refused_before_anything_is_written(vault, mem: Path):
+    vault.write("x", b"v1\n")
+    (mem / ".git/index.lock").write_text("")
+    with pytest.raises(Refused, match="index.lock"):
+        vault.write("x", b"v2\n")
+    assert (mem / "active/x.md").read_bytes() == b"v1\n"
+
+
+def test_aborted_commit_stamp_cannot_vouch_for_a_later_commit(mem: Path):
+    hook = mem / ".git/hooks/commit-msg"
+    hook.write_text("#!/bin/sh\nexit 1\n")  # aborts after pre-commit wrote index.md and its stamp
+    hook.chmod(0o755)
+    (mem / "active/new.md").write_text("---\ntitle: New one\n---\n")
+    git(mem, "add", "active/new.md")
+    assert git(mem, "commit", "-q", "-m", "x", check=False).returncode != 0
+    hook.unlink()
+    git(mem, "restore", "--staged", "active/new.md")
+    (mem / "active/new.md").unlink()
+    ok(strata(mem, "index"))
+    (mem / "active/new.md").write_text("---\ntitle: New one\n---\n")
+    git(mem, "add", "active/new.md")
+    git(mem, "commit", "-q", "--no-verify", "-m", "y")
+    assert "**New one**" in router(mem)
+
+
+@pytest.mark.parametrize("relpath,expect", [
+    ("active/-rf/.gitkeep", "starts with '-'"),
+    ("active/CON/.gitkeep", "reserved device name"),
+    ("archive", "it must be a folder"),
+])
+def test_guard_checks_folder_placeholders_and_tier_names(mem: Path, relpath: str, expect: str):
+    if relpath == "archive":
+        git(mem, "rm", "-rq", "archive")
+    (mem / relpath).parent.mkdir(parents=True, exist_ok=True)
+    (mem / relpath).write_text("")
+    git(mem, "add", relpath)
+    proc = git(mem, "commit", "-q", "-m", "x", check=False)
+    assert proc.returncode != 0 and expect.encode() in proc.stderr, proc.stderr
+
+
+def test_guard_refuses_case_twin_folders_and_bare_deletions_from_cooled(mem: Path, vault):
+    vault.write("projects/a", b"a\n")
+    (mem / "active/Projects").mkdir()
+    (mem / "active/Projects/b.md").write_text("b\n")
+    git(mem, "add", "active/Projects/b.md")
+    proc = git(mem, "commit", "-q", "-m", "x", check=False)
+    assert proc.returncode != 0 and b"differ only by case" in proc.stderr
+    git(mem, "reset", "-q")
+    seed(mem, "cooled/gtd/c.md")
+    git(mem, "rm", "-q", "cooled/gtd/c.md")
+    proc = git(mem, "commit", "-q", "-m", "drop", check=False)
+    assert proc.returncode != 0 and b"not deleted by hand" in proc.stderr and b"git strata recall gtd/c" in proc.stderr
+
+
+def test_guard_refuses_non_utf8_files_without_nul_bytes(mem: Path):
+    (mem / "notes.txt").write_bytes(b"caf\xe9 latin-1, not UTF-8\n")
+    git(mem, "add", "notes.txt")
+    proc = git(mem, "commit", "-q", "-m", "x", check=False)
+    assert proc.returncode != 0 and b"not UTF-8" in proc.stderr
+
+
+def test_uninstall_removes_a_shim_the_framework_moved_aside(mem: Path):
+    hooks = mem / ".git/hooks"
+    os.rename(hooks / "pre-commit", hooks / "pre-commit.legacy")  # what `pre-commit install` does
+    (hooks / "pre-commit").write_text("#!/bin/sh\n# the framework's own hook\nexit 0\n")
+    out = ok(strata(mem, "uninstall-hooks"))
+    assert "pre-commit: removed (from .legacy)" in out
+    assert not (hooks / "pre-commit.legacy").exists() and (hooks / "pre-commit").exists()
+
+
+def test_hooks_path_pointing_at_our_folder_is_not_reported_inactive(mem: Path):
+    git(mem, "config", "--local", "core.hooksPath", ".git/hooks")
+    status = json.loads(ok(strata(mem, "status", "--json")))
+    assert status["hooks"]["pre-commit"] == "installed"
+    assert "core.hooksPath" not in ok(strata(mem, "install-hooks"))
+
+
+def test_machine_errors_are_json_with_json(mem: Path, vault):
+    vault.write("projects/a", b"a\n")
+    (mem / ".git/strata/access.log").unlink(missing_ok=True)
+    (mem / ".git/strata/access.log").mkdir()  # appending a record now fails with an OSError
+    proc = strata(mem, "read", "projects/a", "--json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["kind"] == "OSError"

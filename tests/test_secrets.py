@@ -30,6 +30,23 @@ HARMLESS = [
     "token: aaaaaaaaaaaaaaaaaaaaaaaa",
     "see https://example.com/path@v2",
     "the AKIA prefix marks AWS keys",
+    # names of secrets, not secrets (ordinary code and config people keep notes about)
+    "const token = process.env.GITHUB_TOKEN;",
+    "api_key = settings.OPENAI_API_KEY_PRODUCTION",
+    '"tokenizer": "bert-base-multilingual-cased"',
+    "Secretary: Margaret-Thompson-Whitfield",
+    "  secretKeyRef: database-credentials-production",
+    "token_path: /var/run/secrets/kubernetes.io/serviceaccount/token",
+    "passwd_file=/etc/nginx/htpasswd-production",
+    "api_key_header: X-Api-Key-For-Partner-Integration",
+    "password = your_password_here",
+    "令牌 token：这是一个关于记忆的笔记，没有秘密",
+]
+
+# Shapes the generic rule used to wave through because they start like a placeholder word.
+MISSED_BEFORE = [
+    "api_key = MyS3cr3tK3yWithHighEntropy9f8a7s6d",
+    "password: Example9fA7s6D5f4G3h2J1k0",
 ]
 
 
@@ -42,6 +59,11 @@ def test_each_rule_finds_its_secret_on_the_right_line(rule: str):
 @pytest.mark.parametrize("text", HARMLESS)
 def test_harmless_text_is_not_flagged(text: str):
     assert secrets.scan(text) == []
+
+
+@pytest.mark.parametrize("text", MISSED_BEFORE)
+def test_high_entropy_values_are_caught_whatever_word_they_start_with(text: str):
+    assert [f.rule for f in secrets.scan(text)] == ["generic-secret"]
 
 
 def test_allow_marker_skips_a_line():
