@@ -30,6 +30,9 @@ COMMANDS: dict[str, str] = {
     "index": "regenerate index.md (the router) and print it",
     "install-hooks": "install git-strata's hook shims (keeping your own hooks)",
     "uninstall-hooks": "remove git-strata's hook shims (restoring your own hooks)",
+    "janitor": "plan the tier migrations the rules call for, and apply them as one commit (--dry-run: show only)",
+    "log": "list the janitor's migrations with their rules and evidence",
+    "why": "say where a memory is, since when, by which rule, and when it moves next",
     "hook": "run a hook's work (called by the installed shims)",
 }
 
@@ -159,6 +162,52 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _when(args: argparse.Namespace) -> int | None:
+    import time
+
+    from strata_git.janitor import parse_when
+
+    return parse_when(args.now, int(time.time())) if args.now else None
+
+
+def cmd_janitor(args: argparse.Namespace) -> int:
+    result = _vault().janitor(dry_run=args.dry_run, now=_when(args))
+    plan = result.plan
+    lines = [f"{'plan' if args.dry_run else 'janitor'}: {plan.summary()}"
+             + (f" (commit {result.commit[:12]})" if result.commit else "")]
+    for m in plan.moves:
+        src, dst = m.paths
+        read = f", last read {m.last_read}" if m.last_read else ""
+        lines.append(f"  {m.action:<8} {src} -> {dst}  [{m.rule}; age {m.age_days} d, {m.reads} read(s){read}]")
+    lines += [f"  skipped  {s.name[:-3]}: {s.reason}" for s in plan.skipped]
+    if result.recovered not in ("clean", "not checked (dry run)"):
+        lines.append(f"note: an interrupted cycle was {result.recovered}")
+    _emit(args, result.as_dict(), "\n".join(lines))
+    return 0
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    moves = _vault().log(args.name, args.limit)
+    lines = [f"{m['date']} {m['commit'][:12]} {m['action']:<8} {m['from']} -> {m['to']}  [{m['rule']}; "
+             f"age {m['age_days']} d, {m['reads']} read(s)]" for m in moves]
+    _emit(args, moves, "\n".join(lines) or "no migrations yet")
+    return 0
+
+
+def cmd_why(args: argparse.Namespace) -> int:
+    info = _vault().why(args.name, now=_when(args))
+    moved = info["moved_by"]
+    lines = [f"{info['name']}: in {info['tier']}/ since {info['in_tier_since']}"
+             + (f" ({moved['action']} by {moved['rule']}, commit {moved['commit'][:12]})" if moved else ""),
+             f"last changed {info['last_changed']} ({info['age_days']} days ago); "
+             f"{info['reads_last_90_days']} read(s) in 90 days, last {info['last_read']}",
+             f"next: {info['next']}"]
+    if info["would_move_now"]:
+        lines.append(f"the janitor would now {info['would_move_now']['action']} it ({info['would_move_now']['rule']})")
+    _emit(args, info, "\n".join(lines))
+    return 0
+
+
 def cmd_install_hooks(args: argparse.Namespace) -> int:
     from strata_git import hooks
 
@@ -256,6 +305,15 @@ def _parser() -> argparse.ArgumentParser:
     add("forget", cmd_forget).add_argument("name", help="active memory to remove")
     add("recall", cmd_recall).add_argument("name", help="cooled memory to bring back")
     add("index", cmd_index)
+    p = add("janitor", cmd_janitor)
+    p.add_argument("--dry-run", action="store_true", help="show the plan with rules and evidence; change nothing")
+    p.add_argument("--now", metavar="WHEN", help="plan as if it were WHEN (2027-01-31, @<unix time>, +30d)")
+    p = add("log", cmd_log)
+    p.add_argument("name", nargs="?", help="only this memory's migrations")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p = add("why", cmd_why)
+    p.add_argument("name", help="memory name, e.g. projects/koda")
+    p.add_argument("--now", metavar="WHEN", help="explain as if it were WHEN")
     add("install-hooks", cmd_install_hooks)
     add("uninstall-hooks", cmd_uninstall_hooks)
     p = add("hook", cmd_hook)

@@ -139,7 +139,28 @@ def next_move(m: MemoryState, reads: list[int], cfg: Config, now: int) -> str:
     return "stays archived until recalled"
 
 
+def parse_when(text: str, now: int) -> int:
+    """`--now`: an ISO date or time (UTC unless it says), `@<unix time>`, or `+<N>d` from now."""
+    import datetime
+
+    from strata_git.errors import StrataError
+
+    value = text.strip()
+    try:
+        if value.startswith("@"):
+            return int(value[1:])
+        if value.startswith("+") and value.endswith("d"):
+            return now + int(value[1:-1]) * DAY
+        parsed = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        raise StrataError(f"cannot read the time {text!r}",
+                          "use a date like 2027-01-31, a time like 2027-01-31T12:00:00+00:00, @<unix time> or +30d")
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.UTC)
+    return int(parsed.timestamp())
+
+
 def _day(stamp: int) -> str:
     import datetime
 
-    return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).strftime("%Y-%m-%d")
+    return datetime.datetime.fromtimestamp(stamp, datetime.UTC).strftime("%Y-%m-%d")

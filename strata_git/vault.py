@@ -21,6 +21,7 @@ from strata_git.errors import BadMemory, BadName, NotFound, Refused, too_large
 from strata_git.git import Repo, discover
 
 if TYPE_CHECKING:
+    from strata_git import cycle
     from strata_git.catalog import Entry, Scan
 
 LOCK_WAIT = 30.0
@@ -112,18 +113,19 @@ class Vault:
     # -- locking and committing -------------------------------------------------
 
     @contextmanager
-    def locked(self) -> Iterator[None]:
+    def locked(self, wait: float = LOCK_WAIT) -> Iterator[None]:
+        """The repository lock (the kernel releases it when the holder dies, so it is never stale)."""
         fd = os.open(os.path.join(self.repo.state_dir(), "lock"), os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + LOCK_WAIT
+        deadline = time.monotonic() + wait
         try:
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise Refused("another git-strata process has been changing this repository for "
-                                      f"{LOCK_WAIT:.0f} s", "wait for it to finish, then try again") from None
+                    if time.monotonic() >= deadline:
+                        raise Refused("another git-strata process (a janitor or a write) is changing this "
+                                      "repository", "wait for it to finish, then try again") from None
                     time.sleep(0.05)
             yield
         finally:
@@ -366,6 +368,32 @@ class Vault:
                                   restore=False)
             self.refresh_router()
             return Change("edit", norm, path, commit, "unchanged content" if after == before else "edited")
+
+    def janitor(self, dry_run: bool = False, now: int | None = None) -> cycle.Result:
+        """One janitor cycle (plan, and apply unless `dry_run`); refuses at once if another runs."""
+        from strata_git import cycle
+
+        with self.locked(wait=0):
+            result = cycle.run(self.repo, self.cfg, dry_run=dry_run, now=now)
+        if result.commit:
+            self.refresh_router()
+        return result
+
+    def log(self, name: str | None = None, limit: int = 50) -> list[dict]:
+        """Migrations, newest first, from the janitor commits' trailers (optionally of one memory)."""
+        from strata_git import audit
+
+        norm = names.normalize(name) if name else None
+        return audit.migrations(self.repo, norm, limit)
+
+    def why(self, name: str, now: int | None = None) -> dict:
+        """Where a memory is, since when, by which rule, its evidence, and when it moves next."""
+        from strata_git import audit
+
+        tier, norm = self.locate(name)
+        if tier is None:
+            raise self._not_found(norm)
+        return audit.why(self.repo, self.cfg, tier, norm, int(time.time()) if now is None else now)
 
     def status(self) -> Status:
         from strata_git import hooks

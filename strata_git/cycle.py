@@ -1,0 +1,98 @@
+"""One janitor cycle: recover, gather the planner's inputs from HEAD, plan, apply.
+
+The inputs are read from HEAD (names, tiers, types), commit history (last changes) and
+the access records, never from the working tree's contents, so two clones at the same
+commit with the same records plan the same moves. The working tree only says which
+memories have uncommitted changes: those are skipped, never moved.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+from strata_git import access, history, janitor, memory, migrate, names
+from strata_git.config import Config
+from strata_git.errors import Refused, StrataError
+from strata_git.git import Repo
+
+
+class Result(NamedTuple):
+    plan: janitor.Plan
+    commit: str | None  # None for a dry run or an empty plan
+    recovered: str
+    flushed: int
+
+    def as_dict(self) -> dict:
+        return {**self.plan.as_dict(), "commit": self.commit, "recovered": self.recovered,
+                "flushed_access_records": self.flushed, "applied": self.commit is not None}
+
+
+def _tree(repo: Repo, commit: str) -> list[tuple[str, str, str]]:
+    """(tier, name, blob id) of every memory in active/ and cooled/ at `commit`."""
+    out = repo.git("ls-tree", "-r", "-z", commit, "--", "active", "cooled")
+    found = []
+    for item in out.decode("utf-8", "surrogateescape").split("\0"):
+        if not item:
+            continue
+        meta, path = item.split("\t", 1)
+        where = names.split_path(path)
+        if where and where[1].endswith(names.SUFFIX) and meta.split(" ")[1] == "blob":
+            found.append((where[0], where[1], meta.split(" ")[2]))
+    return found
+
+
+def _types(repo: Repo, oids: list[str]) -> dict[str, str]:
+    """{blob id: memory type} for the given blobs (one cat-file process)."""
+    if not oids:
+        return {}
+    out = repo.git("cat-file", "--batch", input="".join(f"{o}\n" for o in oids).encode())
+    found, pos = {}, 0
+    while pos < len(out):
+        end = out.index(b"\n", pos)
+        oid, _, size = out[pos:end].decode().split(" ")
+        raw = out[end + 1:end + 1 + int(size)]
+        pos = end + 1 + int(size) + 1
+        try:
+            found[oid] = memory.parse(raw, oid).type
+        except StrataError:
+            found[oid] = "note"
+    return found
+
+
+def _dirty(repo: Repo) -> set[str]:
+    """Paths in active/ and cooled/ with staged or unstaged changes, or hidden from status."""
+    out = repo.git("status", "--porcelain", "-z", "--no-renames", "--untracked-files=no", "--", "active", "cooled")
+    dirty = {item[3:] for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3}
+    flagged = repo.git("ls-files", "-v", "-z", "--", "active", "cooled").decode("utf-8", "surrogateescape")
+    dirty |= {item[2:] for item in flagged.split("\0") if item and (item[0].islower() or item[0] == "S")}
+    return dirty
+
+
+def states(repo: Repo, cfg: Config, at: history.Head, now: int) -> list[janitor.MemoryState]:
+    times = history.last_changed(repo, at)
+    tree = _tree(repo, at.commit)
+    # Only active memories old enough to cool need their type (rejections never cool): read just those.
+    def candidate(tier: str, name: str) -> bool:
+        days = cfg.cool_days_for(name)
+        return tier == "active" and days is not None and now - times.get(name, now) >= days * janitor.DAY
+    types = _types(repo, sorted({oid for tier, name, oid in tree if candidate(tier, name)}))
+    dirty = _dirty(repo)
+    return [janitor.MemoryState(name, tier, times.get(name, now), types.get(oid, "note"),
+                                f"{tier}/{name}" in dirty) for tier, name, oid in tree]
+
+
+def run(repo: Repo, cfg: Config, *, dry_run: bool, now: int | None = None) -> Result:
+    """One cycle; the caller holds the repository lock."""
+    recovered = "not checked (dry run)" if dry_run else migrate.recover(repo)
+    migrate.refuse_unless_settled(repo)
+    at = history.head(repo)
+    if at is None:
+        raise Refused("the repository has no commits yet", "run `git strata init` first")
+    flushed = 0 if dry_run else access.flush(repo, (cfg.janitor_name, cfg.janitor_email))
+    when = int(time.time()) if now is None else now
+    plan = janitor.plan(states(repo, cfg, at, when), access.reads_by_name(repo), cfg, when, at.commit)
+    if dry_run or not plan.moves:
+        return Result(plan, None, recovered, flushed)
+    commit = migrate.apply(repo, plan, cfg, date=now)
+    return Result(plan, commit, recovered, flushed)

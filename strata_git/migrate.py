@@ -1,0 +1,179 @@
+"""Applying a janitor plan as one commit, safely under SIGKILL at any instant.
+
+The protocol measured in git-mechanics.md Q6 (250 of 250 kills recovered):
+
+1. write a journal {old} (temporary file + rename);
+2. build the new tree in a temporary index (the user's index is not touched): read-tree
+   old, then renames by object id with update-index --index-info (no blob is read);
+3. commit-tree with the janitor identity, and journal {old, new};
+4. `update-ref HEAD new old`: an atomic compare-and-swap, the commit point;
+5. bring the real index and the working tree from old to new with `read-tree -m -u`
+   (after `update-index --refresh`), then delete the journal.
+
+`recover()` runs before every cycle: no journal, nothing to do; HEAD still at old, the
+cycle never happened (roll back); HEAD at new, finish step 5 for the moved paths only
+(roll forward). A working file is removed only if its bytes are the committed ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from strata_git.config import Config
+from strata_git.errors import Refused
+from strata_git.git import Repo
+from strata_git.janitor import Plan
+
+JOURNAL = "janitor.journal"
+INDEX = "janitor.index"
+ZERO = "0" * 40
+
+
+def _state_path(repo: Repo, name: str) -> str:
+    return os.path.join(repo.state_dir(), name)
+
+
+def _write_journal(repo: Repo, data: dict) -> None:
+    path = _state_path(repo, JOURNAL)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(data, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(path + ".tmp", path)
+
+
+def _drop(repo: Repo, *names: str) -> None:
+    for name in names:
+        try:
+            os.unlink(_state_path(repo, name))
+        except FileNotFoundError:
+            pass
+
+
+def refuse_unless_settled(repo: Repo) -> None:
+    """Refuse during a merge, rebase, cherry-pick or revert, and on a detached HEAD."""
+    for marker, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
+                         ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert")):
+        if os.path.exists(os.path.join(repo.git_dir, marker)):
+            raise Refused(f"refusing to run the janitor during {what}", "finish or abort it first")
+    if not repo.ok("symbolic-ref", "-q", "HEAD"):
+        raise Refused("refusing to run the janitor on a detached HEAD", "check out a branch first")
+
+
+def message(plan: Plan) -> str:
+    """Subject `strata: cool 3, archive 1` and one JSON trailer per move."""
+    trailers = [f"Strata-Move: {json.dumps(m.as_dict(), ensure_ascii=False, separators=(',', ':'))}"
+                for m in plan.moves]
+    return f"strata: {plan.summary()}\n\n" + "\n".join([*trailers, f"Strata-Planned-At: {plan.now}"]) + "\n"
+
+
+def _entries(repo: Repo, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
+    """{path: (mode, blob id)} at `commit`."""
+    out = repo.git("ls-tree", "-z", commit, "--", *paths)
+    found = {}
+    for item in out.decode("utf-8", "surrogateescape").split("\0"):
+        if item:
+            meta, path = item.split("\t", 1)
+            mode, _, oid = meta.split(" ")
+            found[path] = (mode, oid)
+    return found
+
+
+def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None) -> str:
+    """Make the plan's one commit and bring index and working tree to it; the new commit id."""
+    old = plan.head
+    moves = [m.paths for m in plan.moves]
+    _write_journal(repo, {"old": old, "moves": moves, "pid": os.getpid()})
+    index_env = {"GIT_INDEX_FILE": _state_path(repo, INDEX)}
+    repo.git("read-tree", old, env=index_env)
+    entries = _entries(repo, old, [src for src, _ in moves])
+    lines = [f"0 {ZERO}\t{src}\0{entries[src][0]} {entries[src][1]}\t{dst}\0" for src, dst in moves]
+    repo.git("update-index", "-z", "--index-info", input="".join(lines).encode("utf-8", "surrogateescape"),
+             env=index_env)
+    tree = repo.git("write-tree", env=index_env).decode().strip()
+    identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
+                "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
+    if date is not None:
+        identity |= {"GIT_AUTHOR_DATE": f"@{date} +0000", "GIT_COMMITTER_DATE": f"@{date} +0000"}
+    new = repo.git("commit-tree", tree, "-p", old, input=message(plan).encode("utf-8"),
+                   env=identity).decode().strip()
+    _write_journal(repo, {"old": old, "new": new, "moves": moves, "pid": os.getpid()})
+    if not repo.ok("update-ref", "-m", f"strata: {plan.summary()}", "HEAD", new, old):
+        _drop(repo, JOURNAL, INDEX)
+        raise Refused("HEAD moved while the janitor was planning; nothing was changed", "run it again")
+    _finish(repo, old, new, moves)
+    _drop(repo, JOURNAL, INDEX)
+    return new
+
+
+def _finish(repo: Repo, old: str, new: str, moves: list[list[str]] | list[tuple[str, str]]) -> None:
+    repo.git("update-index", "-q", "--refresh", check=False)
+    if repo.ok("read-tree", "-m", "-u", old, new):
+        return
+    # The two-way merge refused (someone touched the index mid-cycle): move just our paths.
+    _roll_forward(repo, old, new, moves)
+
+
+def _roll_forward(repo: Repo, old: str, new: str, moves) -> None:
+    srcs, dsts = [m[0] for m in moves], [m[1] for m in moves]
+    repo.git("reset", "-q", new, "--", *srcs, *dsts)
+    repo.git("checkout", new, "--", *dsts)
+    committed = _entries(repo, old, srcs)
+    for src in srcs:
+        full = os.path.join(repo.root, src)
+        if os.path.isfile(full) and not os.path.islink(full):
+            same = repo.git("hash-object", "--", src).decode().strip() == committed.get(src, ("", ""))[1]
+            if same:  # only ever remove bytes that history holds
+                os.unlink(full)
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _clear_our_index_lock(repo: Repo, journal: dict) -> None:
+    """A janitor killed inside `read-tree -u` leaves index.lock behind, and git cannot tell a
+    stale lock from a live one. It is ours when the janitor that wrote the journal is dead and
+    the lock is no older than the journal; any other lock belongs to a running git: wait."""
+    lock = os.path.join(repo.git_dir, "index.lock")
+    try:
+        locked_at = os.stat(lock).st_mtime
+    except FileNotFoundError:
+        return
+    if not _alive(journal.get("pid")) and locked_at >= os.stat(_state_path(repo, JOURNAL)).st_mtime - 1:
+        os.unlink(lock)
+        return
+    raise Refused("another git process holds .git/index.lock", "wait for it to finish, then run the janitor again")
+
+
+def recover(repo: Repo) -> str:
+    """Finish or undo a cycle a crash interrupted: 'clean', 'rolled back' or 'rolled forward'."""
+    try:
+        with open(_state_path(repo, JOURNAL), encoding="utf-8") as f:
+            journal = json.load(f)
+    except FileNotFoundError:
+        _drop(repo, INDEX)
+        return "clean"
+    except ValueError:  # a torn journal is written before anything else happened
+        _drop(repo, JOURNAL, INDEX)
+        return "rolled back"
+    head = repo.head()
+    if journal.get("new") is None or head == journal["old"]:
+        _drop(repo, JOURNAL, INDEX)
+        return "rolled back"
+    if head == journal["new"]:
+        _clear_our_index_lock(repo, journal)
+        _roll_forward(repo, journal["old"], journal["new"], journal["moves"])
+        _drop(repo, JOURNAL, INDEX)
+        return "rolled forward"
+    _drop(repo, JOURNAL, INDEX)  # HEAD moved on past us: the history says what happened
+    return "superseded"
