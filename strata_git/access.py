@@ -8,8 +8,8 @@ machine and a unique number so that a record is counted once however often it is
 `flush()` (each janitor cycle) moves those lines into `refs/strata/access/<machine>`: a
 commit chain holding one file, appended to only by this machine. Refs of other machines
 arrive under `refs/strata-remotes/<remote>/access/` when syncing; since every machine
-writes only its own ref, syncing them can never conflict (git-mechanics.md Q2: the
-simplest of the options measured, with no merge code at all).
+writes only its own ref, syncing them can never conflict and needs no merge code at all
+(simpler than git notes merged with cat_sort_uniq, the other conflict-free option).
 """
 
 from __future__ import annotations

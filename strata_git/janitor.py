@@ -1,7 +1,7 @@
 """The janitor's decisions: a pure function of the memories at HEAD, their reads, the config
 and the time. No git, no files: the same inputs give the same plan on every machine.
 
-Rules (DESIGN.md, with the defaults in `.strata/config.toml`):
+Rules (defaults in `.strata/config.toml`):
 
 - cool: an active memory whose last change is older than its folder's threshold (the longest
   matching `cool.after_days` prefix; `never` disables) moves to cooled/, unless its type is
@@ -154,7 +154,8 @@ def parse_when(text: str, now: int) -> int:
         parsed = datetime.datetime.fromisoformat(value)
     except ValueError:
         raise StrataError(f"cannot read the time {text!r}",
-                          "use a date like 2027-01-31, a time like 2027-01-31T12:00:00+00:00, @<unix time> or +30d")
+                          "use a date like 2027-01-31, a time like 2027-01-31T12:00:00+00:00, @<unix time> or +30d"
+                          ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=datetime.UTC)
     return int(parsed.timestamp())

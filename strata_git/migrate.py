@@ -1,6 +1,6 @@
 """Applying a janitor plan as one commit, safely under SIGKILL at any instant.
 
-The protocol measured in git-mechanics.md Q6 (250 of 250 kills recovered):
+The protocol (measured on git 2.39 to recover from 250 of 250 random kills):
 
 1. write a journal {old} (temporary file + rename);
 2. build the new tree in a temporary index (the user's index is not touched): read-tree
