@@ -1,0 +1,229 @@
+"""The janitor: rules as a pure function, then real repositories with history at chosen dates."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from conftest import commit_count, git, head, strata
+from strata_git import janitor
+from strata_git.config import Config
+from strata_git.janitor import DAY, MemoryState
+
+NOW = 1_800_000_000  # a fixed "now" for the pure tests
+
+
+def state(name: str, tier: str = "active", age_days: float = 0, type: str = "note", dirty: bool = False):
+    return MemoryState(name + ".md", tier, int(NOW - age_days * DAY), type, dirty)
+
+
+def actions(memories, reads=None, cfg=Config()):
+    return [(m.action, m.name[:-3]) for m in janitor.plan(memories, reads or {}, cfg, NOW).moves]
+
+
+# -- the rules, without git --------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,age,cools", [
+    ("projects/koda", 13.9, False), ("projects/koda", 14, True),
+    ("gtd/inbox", 7, True), ("gtd/inbox", 6, False),
+    ("entities/mia", 59, False), ("entities/mia", 60, True),
+    ("notes/idea", 29, False), ("notes/idea", 30, True),
+    ("projects-old/x", 14, False),  # a prefix is a folder, not a string prefix
+])
+def test_cooling_thresholds_by_folder(name: str, age: float, cools: bool):
+    assert actions([state(name, age_days=age)]) == ([("cool", name)] if cools else [])
+
+
+def test_longest_folder_prefix_wins_and_never_disables():
+    cfg = Config(cool_after_days=(("default", 30), ("projects", 14), ("projects/clients", 3), ("logs", None)))
+    assert actions([state("projects/clients/acme", age_days=4), state("projects/koda", age_days=4),
+                    state("logs/today", age_days=900)], cfg=cfg) == [("cool", "projects/clients/acme")]
+
+
+def test_rejections_and_listed_types_never_cool():
+    cfg = Config(never_cool_types=("rejection", "decision"))
+    memories = [state("projects/no-x", age_days=400, type="rejection"),
+                state("projects/yes-y", age_days=400, type="decision"),
+                state("projects/note", age_days=400)]
+    assert actions(memories, cfg=cfg) == [("cool", "projects/note")]
+
+
+def test_archive_needs_idle_days_and_few_reads():
+    old = state("projects/a", "cooled", age_days=91)
+    assert actions([old]) == [("archive", "projects/a")]
+    assert actions([old], {"projects/a.md": [NOW - 5 * DAY]}) == [("archive", "projects/a")]  # one stray read
+    assert actions([old], {"projects/a.md": [NOW - 5 * DAY, NOW - 50 * DAY]}) == []
+    assert actions([state("projects/a", "cooled", age_days=89)]) == []
+
+
+def test_promotion_after_enough_recent_reads_wins_over_archiving():
+    cooled = state("projects/a", "cooled", age_days=200)
+    reads = {"projects/a.md": [NOW - DAY, NOW - 2 * DAY, NOW - 3 * DAY]}
+    assert actions([cooled], reads) == [("promote", "projects/a")]
+    stale = {"projects/a.md": [NOW - DAY, NOW - 2 * DAY, NOW - 20 * DAY]}  # one is outside 14 days
+    assert actions([cooled], stale) == []  # two reads in 90 days keep it out of the archive too
+
+
+def test_dirty_memories_are_skipped_with_the_reason():
+    result = janitor.plan([state("gtd/x", age_days=100, dirty=True)], {}, Config(), NOW)
+    assert result.moves == () and "uncommitted changes (would cool)" in result.skipped[0].reason
+
+
+def test_the_plan_is_the_same_whatever_the_input_order():
+    rng = random.Random(7)
+    memories = [state(f"{rng.choice(['projects', 'gtd', 'entities', 'x'])}/m{i}",
+                      rng.choice(["active", "cooled"]), age_days=rng.uniform(0, 200)) for i in range(300)]
+    reads = {m.name: [NOW - rng.randint(0, 100) * DAY for _ in range(rng.randint(0, 4))] for m in memories}
+    first = janitor.plan(memories, reads, Config(), NOW)
+    rng.shuffle(memories)
+    assert janitor.plan(memories, reads, Config(), NOW) == first and first.moves
+
+
+# -- real repositories -------------------------------------------------------------------------
+
+def at(day: str) -> dict:
+    return {"GIT_AUTHOR_DATE": f"{day}T12:00:00+00:00", "GIT_COMMITTER_DATE": f"{day}T12:00:00+00:00"}
+
+
+def run(mem: Path, *args: str, env: dict | None = None):
+    proc = strata(mem, *args, env=env)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return json.loads(proc.stdout) if "--json" in args else proc.stdout.decode()
+
+
+def janitor_json(mem: Path, now: str, *extra: str) -> dict:
+    return run(mem, "janitor", "--json", "--now", now, *extra)
+
+
+@pytest.fixture
+def aged(mem: Path) -> Path:
+    """Memories written on 2026-01-01 in folders with different thresholds, plus a rejection."""
+    for name in ("projects/koda", "gtd/inbox", "entities/mia", "notes/idea"):
+        run(mem, "write", name, "-m", f"# {name}\n", env=at("2026-01-01"))
+    run(mem, "write", "projects/no-to-x", "-m", "---\ntype: rejection\n---\nwe said no\n", env=at("2026-01-01"))
+    return mem
+
+
+def test_dry_run_changes_nothing_and_shows_rules_and_evidence(aged: Path):
+    before = head(aged)
+    plan = janitor_json(aged, "2026-01-20", "--dry-run")
+    assert plan["summary"] == "cool 2" and not plan["applied"]
+    assert [m["name"] for m in plan["moves"]] == ["gtd/inbox", "projects/koda"]
+    assert plan["moves"][0]["rule"] == "cool.after_days.gtd = 7" and plan["moves"][0]["age_days"] == 18
+    assert head(aged) == before and git(aged, "status", "--porcelain").stdout == b""
+    assert "cool     active/gtd/inbox.md -> cooled/gtd/inbox.md" in run(aged, "janitor", "--dry-run", "--now",
+                                                                             "2026-01-20")
+
+
+def test_apply_is_one_janitor_commit_of_pure_renames_with_trailers(aged: Path):
+    count = commit_count(aged)
+    result = janitor_json(aged, "2026-01-20")
+    assert result["applied"] and commit_count(aged) == count + 1
+    assert git(aged, "log", "-1", "--format=%an <%ae>|%s").stdout.decode().strip() == \
+        "git-strata janitor <janitor@git-strata.invalid>|strata: cool 2"
+    status = git(aged, "show", "-M", "--name-status", "--format=", "HEAD").stdout.decode().split("\n")
+    assert [line.split("\t")[0] for line in status if line] == ["R100", "R100"]
+    assert (aged / "cooled/gtd/inbox.md").exists() and not (aged / "active/gtd/inbox.md").exists()
+    assert git(aged, "status", "--porcelain").stdout == b""
+    log = run(aged, "log", "--json")
+    assert {(m["action"], m["name"], m["rule"]) for m in log} == {
+        ("cool", "gtd/inbox", "cool.after_days.gtd = 7"), ("cool", "projects/koda", "cool.after_days.projects = 14")}
+    assert "Cooled (2)" in (aged / "index.md").read_text()
+
+
+def test_moves_do_not_make_memories_young_and_rejections_stay(aged: Path):
+    janitor_json(aged, "2026-01-20")  # cools gtd/inbox and projects/koda
+    result = janitor_json(aged, "2026-04-02")  # 91 days after the last change, not after the move
+    assert {(m["action"], m["name"]) for m in result["moves"]} == {
+        ("archive", "gtd/inbox"), ("archive", "projects/koda"), ("cool", "entities/mia"), ("cool", "notes/idea")}
+    assert (aged / "active/projects/no-to-x.md").exists()
+
+
+def test_a_revert_of_a_janitor_commit_is_respected(aged: Path):
+    janitor_json(aged, "2026-01-20")
+    git(aged, "-c", "core.hooksPath=/dev/null", "revert", "--no-edit", "HEAD")  # dated 2026-11-01 by the fixture
+    assert (aged / "active/gtd/inbox.md").exists()
+    moved = [m["name"] for m in janitor_json(aged, "2026-11-05")["moves"]]
+    assert "gtd/inbox" not in moved and "projects/koda" not in moved  # aging restarted at the revert
+    assert "gtd/inbox" in [m["name"] for m in janitor_json(aged, "2026-11-09", "--dry-run")["moves"]]
+
+
+def test_changes_merged_from_a_branch_count_at_the_merge(aged: Path):
+    import os
+    import subprocess
+
+    git(aged, "checkout", "-q", "-b", "side")
+    (aged / "active/gtd/inbox.md").write_text("# inbox, edited on a branch long ago\n")
+    subprocess.run(["git", "commit", "-q", "-am", "edit on side"], cwd=aged, check=True,
+                   env={**os.environ, **at("2026-01-02")})
+    git(aged, "checkout", "-q", "main")
+    git(aged, "merge", "-q", "--no-ff", "--no-edit", "side")  # dated 2026-11-01 by the fixture
+    names = [m["name"] for m in janitor_json(aged, "2026-11-05", "--dry-run")["moves"]]
+    assert "gtd/inbox" not in names and "projects/koda" in names
+
+
+def test_reads_promote_a_cooled_memory(aged: Path):
+    janitor_json(aged, "2026-01-20")
+    for _ in range(3):
+        run(aged, "read", "projects/koda")
+    result = janitor_json(aged, "+0d")
+    assert ("promote", "projects/koda") in [(m["action"], m["name"]) for m in result["moves"]]
+    assert (aged / "active/projects/koda.md").exists()
+    assert git(aged, "for-each-ref", "refs/strata/access").stdout  # the reads were flushed to this machine's ref
+
+
+def test_uncommitted_memories_are_skipped_and_staged_work_is_left_alone(aged: Path):
+    (aged / "active/gtd/inbox.md").write_text("# inbox\nunsaved\n")
+    (aged / "mine.txt").write_text("staged by the user\n")
+    git(aged, "add", "mine.txt")
+    result = janitor_json(aged, "2026-01-20")
+    assert [m["name"] for m in result["moves"]] == ["projects/koda"]
+    assert result["skipped"] == [{"name": "gtd/inbox", "reason": "it has uncommitted changes (would cool)"}]
+    assert (aged / "active/gtd/inbox.md").read_text() == "# inbox\nunsaved\n"
+    assert git(aged, "diff", "--cached", "--name-only").stdout.decode().split() == ["mine.txt"]
+    assert "mine.txt" not in git(aged, "show", "--name-only", "--format=", "HEAD").stdout.decode()
+
+
+def test_refuses_during_a_merge_and_on_a_detached_head(aged: Path):
+    git(aged, "checkout", "-q", "--detach")
+    proc = strata(aged, "janitor", "--now", "2026-01-20")
+    assert proc.returncode == 1 and b"detached HEAD" in proc.stderr
+    git(aged, "checkout", "-q", "main")
+    (aged / ".git/MERGE_HEAD").write_text(head(aged) + "\n")
+    proc = strata(aged, "janitor", "--now", "2026-01-20")
+    assert proc.returncode == 1 and b"during a merge" in proc.stderr
+
+
+def test_why_explains_place_rule_and_next_move(aged: Path):
+    janitor_json(aged, "2026-01-20")
+    info = run(aged, "why", "projects/koda", "--json", "--now", "2026-01-25")
+    assert info["tier"] == "cooled" and info["in_tier_since"] == "2026-01-20"
+    assert info["moved_by"]["rule"] == "cool.after_days.projects = 14" and info["age_days"] == 23
+    assert "archived once unchanged for 90 days" in info["next"]
+    rejection = run(aged, "why", "projects/no-to-x", "--json", "--now", "2027-01-01")
+    assert rejection["would_move_now"] is None and "never cools" in rejection["next"]
+
+
+def test_two_clones_plan_the_same_and_share_reads_through_a_bare_remote(aged: Path, tmp_path: Path):
+    janitor_json(aged, "2026-01-20")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(aged, "remote", "add", "origin", str(bare))
+    git(aged, "push", "-q", "origin", "main")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    run(other, "install-hooks")
+    assert janitor_json(aged, "2026-02-01", "--dry-run")["moves"] == \
+        janitor_json(other, "2026-02-01", "--dry-run")["moves"]
+    # two reads here, one there: only together are they enough to promote
+    run(aged, "read", "projects/koda")
+    run(aged, "read", "projects/koda")
+    janitor_json(aged, "2026-01-21")  # flushes this machine's reads to its ref (nothing to move)
+    git(aged, "push", "-q", "origin", "refs/strata/access/*:refs/strata/access/*")
+    git(other, "fetch", "-q", "origin", "+refs/strata/access/*:refs/strata-remotes/origin/access/*")
+    run(other, "read", "projects/koda")
+    promotions = [m["name"] for m in janitor_json(other, "+0d", "--dry-run")["moves"] if m["action"] == "promote"]
+    assert promotions == ["projects/koda"]
