@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "uninstall-hooks": "remove git-strata's hook shims (restoring your own hooks)",
     "janitor": "plan the tier migrations the rules call for, and apply them as one commit (--dry-run: show only)",
     "log": "list the janitor's migrations with their rules and evidence",
+    "serve": "run the janitor on a schedule (first cycle dry unless --live); --stop stops it",
     "why": "say where a memory is, since when, by which rule, and when it moves next",
     "hook": "run a hook's work (called by the installed shims)",
 }
@@ -120,6 +121,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     lines += [f"{tier:<8} {v['memories']:>6} memories {v['bytes']:>10} bytes" for tier, v in status.tiers.items()]
     lines.append("hooks: " + ", ".join(f"{k} {v}" for k, v in status.hooks.items()))
     lines.append(f"config: {status.config['source']} (`git strata status --json` shows every value)")
+    lines.append(f"daemon: running (pid {status.daemon})" if status.daemon else "daemon: not running")
     lines += [f"uncommitted: {p}" for p in status.uncommitted]
     lines += [f"problem: {p}" for p in status.problems]
     _emit(args, status.as_dict(), "\n".join(lines))
@@ -183,6 +185,20 @@ def cmd_janitor(args: argparse.Namespace) -> int:
     if result.recovered not in ("clean", "not checked (dry run)"):
         lines.append(f"note: an interrupted cycle was {result.recovered}")
     _emit(args, result.as_dict(), "\n".join(lines))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from strata_git import serve
+
+    vault = _vault()
+    if args.stop:
+        pid = serve.stop(vault.repo)
+        _emit(args, {"stopped": pid}, f"stopped the daemon (pid {pid})" if pid else "no daemon was running")
+        return 0
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.json else (lambda _: None)
+    cycles = vault.serve(serve.parse_interval(args.interval), live=args.live, once=args.once, say=say)
+    _emit(args, {"cycles": cycles}, f"stopped after {cycles} cycle(s)")
     return 0
 
 
@@ -308,6 +324,11 @@ def _parser() -> argparse.ArgumentParser:
     p = add("janitor", cmd_janitor)
     p.add_argument("--dry-run", action="store_true", help="show the plan with rules and evidence; change nothing")
     p.add_argument("--now", metavar="WHEN", help="plan as if it were WHEN (2027-01-31, @<unix time>, +30d)")
+    p = add("serve", cmd_serve)
+    p.add_argument("--interval", default="15m", help="time between cycles: 90, 30s, 15m (default), 2h")
+    p.add_argument("--live", action="store_true", help="apply from the first cycle (default: the first is a dry run)")
+    p.add_argument("--once", action="store_true", help="run one cycle and exit")
+    p.add_argument("--stop", action="store_true", help="stop the daemon running for this repository")
     p = add("log", cmd_log)
     p.add_argument("name", nargs="?", help="only this memory's migrations")
     p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")

@@ -74,6 +74,7 @@ class Status(NamedTuple):
     config: dict
     uncommitted: list[str]
     problems: list[str]
+    daemon: int | None  # pid of `git strata serve` for this repository
 
     def as_dict(self) -> dict:
         return self._asdict()
@@ -379,6 +380,17 @@ class Vault:
             self.refresh_router()
         return result
 
+    def serve(self, interval: int, live: bool = False, once: bool = False,
+              say: Callable[[str], None] = lambda _: None) -> int:
+        """Run janitor cycles every `interval` seconds until SIGTERM/SIGINT; the cycles run."""
+        from strata_git import serve
+
+        def one(dry_run: bool) -> dict:
+            result = self.janitor(dry_run=dry_run).as_dict()
+            return {k: result[k] for k in ("summary", "commit", "head", "skipped", "recovered")}
+
+        return serve.serve(self.repo, one, interval, live, once, say)
+
     def log(self, name: str | None = None, limit: int = 50) -> list[dict]:
         """Migrations, newest first, from the janitor commits' trailers (optionally of one memory)."""
         from strata_git import audit
@@ -408,5 +420,7 @@ class Vault:
         problems = [f"{e.path}: {e.problem}" for e in scan.entries if e.problem]
         problems += [f"{p}: not a memory (only .md files belong in tier folders)" for p in scan.strays]
         branch = self.repo.git("symbolic-ref", "-q", "--short", "HEAD", check=False).decode().strip()
+        from strata_git import serve
+
         return Status(self.repo.root, branch or "(detached)", self.repo.head(), tiers,
-                      hooks.state(self.repo), self.cfg.as_dict(), uncommitted, problems)
+                      hooks.state(self.repo), self.cfg.as_dict(), uncommitted, problems, serve.running(self.repo))

@@ -20,7 +20,10 @@ def state(name: str, tier: str = "active", age_days: float = 0, type: str = "not
     return MemoryState(name + ".md", tier, int(NOW - age_days * DAY), type, dirty)
 
 
-def actions(memories, reads=None, cfg=Config()):
+DEFAULTS = Config()
+
+
+def actions(memories, reads=None, cfg=DEFAULTS):
     return [(m.action, m.name[:-3]) for m in janitor.plan(memories, reads or {}, cfg, NOW).moves]
 
 
@@ -227,3 +230,51 @@ def test_two_clones_plan_the_same_and_share_reads_through_a_bare_remote(aged: Pa
     run(other, "read", "projects/koda")
     promotions = [m["name"] for m in janitor_json(other, "+0d", "--dry-run")["moves"] if m["action"] == "promote"]
     assert promotions == ["projects/koda"]
+
+
+# -- the daemon --------------------------------------------------------------------------------
+
+def _start_serve(mem: Path, *args: str):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "git-strata"), "serve", *args], cwd=mem,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+    log = mem / ".git/strata/serve.log"
+    deadline = time.monotonic() + 30
+    while not (log.exists() and log.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return proc
+
+
+def test_serve_first_cycle_is_dry_and_sigterm_stops_it_cleanly(aged: Path):
+    import signal
+
+    before = head(aged)
+    proc = _start_serve(aged, "--interval", "1h")
+    first = json.loads((aged / ".git/strata/serve.log").read_text().splitlines()[0])
+    assert first["dry_run"] and first["summary"] == "cool 4" and head(aged) == before
+    status = run(aged, "status", "--json")
+    assert status["daemon"] == proc.pid
+    second = strata(aged, "serve", "--once")
+    assert second.returncode == 1 and b"already runs" in second.stderr
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+    assert run(aged, "status", "--json")["daemon"] is None
+    assert not (aged / ".git/strata/serve.pid").exists()
+
+
+def test_serve_live_applies_and_stop_ends_it(aged: Path):
+    proc = _start_serve(aged, "--interval", "1s", "--live")
+    entry = json.loads((aged / ".git/strata/serve.log").read_text().splitlines()[0])
+    assert not entry["dry_run"] and entry["commit"] and entry["summary"] == "cool 4"
+    assert "stopped the daemon" in run(aged, "serve", "--stop")
+    assert proc.wait(timeout=30) == 0
+    assert run(aged, "serve", "--stop").strip() == "no daemon was running"
+
+
+def test_serve_rejects_a_bad_interval(aged: Path):
+    proc = strata(aged, "serve", "--interval", "soon")
+    assert proc.returncode == 1 and b"cannot read the interval" in proc.stderr
