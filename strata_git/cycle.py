@@ -8,6 +8,7 @@ memories have uncommitted changes: those are skipped, never moved.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import NamedTuple
 
@@ -82,6 +83,19 @@ def states(repo: Repo, cfg: Config, at: history.Head, now: int) -> list[janitor.
                                 f"{tier}/{name}" in dirty) for tier, name, oid in tree]
 
 
+def _blocked_removed(repo: Repo, plan: janitor.Plan) -> janitor.Plan:
+    """Skip a move whose destination already has something on disk (say an untracked file):
+    moving there would overwrite it."""
+    moves, skipped = [], list(plan.skipped)
+    for move in plan.moves:
+        dst = move.paths[1]
+        if os.path.lexists(os.path.join(repo.root, dst)):
+            skipped.append(janitor.Skip(move.name, f"{dst} already exists on disk (would {move.action})"))
+        else:
+            moves.append(move)
+    return plan._replace(moves=tuple(moves), skipped=tuple(sorted(skipped)))
+
+
 def run(repo: Repo, cfg: Config, *, dry_run: bool, now: int | None = None) -> Result:
     """One cycle; the caller holds the repository lock."""
     recovered = "not checked (dry run)" if dry_run else migrate.recover(repo)
@@ -91,7 +105,8 @@ def run(repo: Repo, cfg: Config, *, dry_run: bool, now: int | None = None) -> Re
         raise Refused("the repository has no commits yet", "run `git strata init` first")
     flushed = 0 if dry_run else access.flush(repo, (cfg.janitor_name, cfg.janitor_email))
     when = int(time.time()) if now is None else now
-    plan = janitor.plan(states(repo, cfg, at, when), access.reads_by_name(repo), cfg, when, at.commit)
+    plan = _blocked_removed(repo, janitor.plan(states(repo, cfg, at, when), access.reads_by_name(repo), cfg,
+                                                when, at.commit))
     if dry_run or not plan.moves:
         return Result(plan, None, recovered, flushed)
     commit = migrate.apply(repo, plan, cfg, date=now)

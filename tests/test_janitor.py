@@ -190,6 +190,15 @@ def test_uncommitted_memories_are_skipped_and_staged_work_is_left_alone(aged: Pa
     assert "mine.txt" not in git(aged, "show", "--name-only", "--format=", "HEAD").stdout.decode()
 
 
+def test_a_file_in_the_way_is_never_overwritten(aged: Path):
+    (aged / "cooled/gtd").mkdir(parents=True)
+    (aged / "cooled/gtd/inbox.md").write_text("untracked, mine\n")
+    result = janitor_json(aged, "2026-01-20")
+    assert [m["name"] for m in result["moves"]] == ["projects/koda"]
+    assert "already exists on disk" in result["skipped"][0]["reason"]
+    assert (aged / "cooled/gtd/inbox.md").read_text() == "untracked, mine\n"
+
+
 def test_refuses_during_a_merge_and_on_a_detached_head(aged: Path):
     git(aged, "checkout", "-q", "--detach")
     proc = strata(aged, "janitor", "--now", "2026-01-20")
