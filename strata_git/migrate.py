@@ -27,6 +27,9 @@ from strata_git.janitor import Plan
 
 JOURNAL = "janitor.journal"
 INDEX = "janitor.index"
+# The temporary index is private to the janitor, which holds the repository lock: a lock file
+# beside it can only be left by a janitor killed mid-command, so it is always safe to delete.
+INDEX_LOCK = INDEX + ".lock"
 ZERO = "0" * 40
 
 
@@ -84,6 +87,7 @@ def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None) -> str:
     """Make the plan's one commit and bring index and working tree to it; the new commit id."""
     old = plan.head
     moves = [m.paths for m in plan.moves]
+    _drop(repo, INDEX, INDEX_LOCK)
     _write_journal(repo, {"old": old, "moves": moves, "pid": os.getpid()})
     index_env = {"GIT_INDEX_FILE": _state_path(repo, INDEX)}
     repo.git("read-tree", old, env=index_env)
@@ -100,10 +104,10 @@ def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None) -> str:
                    env=identity).decode().strip()
     _write_journal(repo, {"old": old, "new": new, "moves": moves, "pid": os.getpid()})
     if not repo.ok("update-ref", "-m", f"strata: {plan.summary()}", "HEAD", new, old):
-        _drop(repo, JOURNAL, INDEX)
+        _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
         raise Refused("HEAD moved while the janitor was planning; nothing was changed", "run it again")
     _finish(repo, old, new, moves)
-    _drop(repo, JOURNAL, INDEX)
+    _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
     return new
 
 
@@ -161,19 +165,19 @@ def recover(repo: Repo) -> str:
         with open(_state_path(repo, JOURNAL), encoding="utf-8") as f:
             journal = json.load(f)
     except FileNotFoundError:
-        _drop(repo, INDEX)
+        _drop(repo, INDEX, INDEX_LOCK)
         return "clean"
     except ValueError:  # a torn journal is written before anything else happened
-        _drop(repo, JOURNAL, INDEX)
+        _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
         return "rolled back"
     head = repo.head()
     if journal.get("new") is None or head == journal["old"]:
-        _drop(repo, JOURNAL, INDEX)
+        _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
         return "rolled back"
     if head == journal["new"]:
         _clear_our_index_lock(repo, journal)
         _roll_forward(repo, journal["old"], journal["new"], journal["moves"])
-        _drop(repo, JOURNAL, INDEX)
+        _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
         return "rolled forward"
-    _drop(repo, JOURNAL, INDEX)  # HEAD moved on past us: the history says what happened
+    _drop(repo, JOURNAL, INDEX, INDEX_LOCK)  # HEAD moved on past us: the history says what happened
     return "superseded"
