@@ -140,7 +140,10 @@ def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], stray
         elif item.is_dir(follow_symlinks=False):
             _walk(root, rel, found, strays)
         elif item.is_file(follow_symlinks=False) and item.name.endswith(SUFFIX) and not item.name.startswith("."):
-            found.append((rel, item.stat(follow_symlinks=False)))
+            try:
+                found.append((rel, item.stat(follow_symlinks=False)))
+            except FileNotFoundError:  # moved away (by the janitor, say) since the folder was listed
+                continue
         elif item.name != PLACEHOLDER and ".strata-tmp-" not in item.name:
             strays.append(rel)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from strata_git.config import Config
 from strata_git.errors import Refused
@@ -87,6 +88,9 @@ def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None) -> str:
     """Make the plan's one commit and bring index and working tree to it; the new commit id."""
     old = plan.head
     moves = [m.paths for m in plan.moves]
+    if _index_locked(repo):
+        raise Refused("another git process is using the index (.git/index.lock exists); nothing was changed",
+                      "run the janitor again when it has finished")
     _drop(repo, INDEX, INDEX_LOCK)
     _write_journal(repo, {"old": old, "moves": moves, "pid": os.getpid()})
     index_env = {"GIT_INDEX_FILE": _state_path(repo, INDEX)}
@@ -112,23 +116,39 @@ def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None) -> str:
 
 
 def _finish(repo: Repo, old: str, new: str, moves: list[list[str]] | list[tuple[str, str]]) -> None:
-    repo.git("update-index", "-q", "--refresh", check=False)
-    if repo.ok("read-tree", "-m", "-u", old, new):
-        return
-    # The two-way merge refused (someone touched the index mid-cycle): move just our paths.
-    _roll_forward(repo, old, new, moves)
+    """Bring the real index and working tree from old to new, waiting out a git that holds
+    index.lock; if it never lets go, the journal stays and the next cycle finishes the job."""
+    for _ in range(50):
+        repo.git("update-index", "-q", "--refresh", check=False)
+        if repo.ok("read-tree", "-m", "-u", old, new):
+            return
+        if not _index_locked(repo):
+            # The two-way merge refused (someone touched the index mid-cycle): move just our paths.
+            _align(repo, old, moves)
+            return
+        time.sleep(0.1)
+    raise Refused("HEAD has the janitor's commit, but another git process held .git/index.lock for 5 s, so the "
+                  "index and working tree are not updated yet", "run `git strata janitor` again to finish")
 
 
-def _roll_forward(repo: Repo, old: str, new: str, moves) -> None:
+def _index_locked(repo: Repo) -> bool:
+    return os.path.exists(os.path.join(repo.git_dir, "index.lock"))
+
+
+def _align(repo: Repo, old: str, moves) -> None:
+    """Make the index and working tree match HEAD for the moved paths only: what HEAD holds is
+    checked out, and a working file HEAD no longer has is removed only if its bytes are the
+    ones `old` committed (anything else is a user's edit, and stays)."""
     srcs, dsts = [m[0] for m in moves], [m[1] for m in moves]
-    repo.git("reset", "-q", new, "--", *srcs, *dsts)
-    repo.git("checkout", new, "--", *dsts)
-    committed = _entries(repo, old, srcs)
-    for src in srcs:
-        full = os.path.join(repo.root, src)
-        if os.path.isfile(full) and not os.path.islink(full):
-            same = repo.git("hash-object", "--", src).decode().strip() == committed.get(src, ("", ""))[1]
-            if same:  # only ever remove bytes that history holds
+    repo.git("reset", "-q", "HEAD", "--", *srcs, *dsts)
+    present = set(_entries(repo, "HEAD", srcs + dsts))
+    if present:
+        repo.git("checkout", "HEAD", "--", *sorted(present))
+    committed = _entries(repo, old, srcs + dsts)
+    for path in srcs + dsts:
+        full = os.path.join(repo.root, path)
+        if path not in present and os.path.isfile(full) and not os.path.islink(full):
+            if repo.git("hash-object", "--", path).decode().strip() == committed.get(path, ("", ""))[1]:
                 os.unlink(full)
 
 
@@ -144,18 +164,46 @@ def _alive(pid: object) -> bool:
     return True
 
 
+def _open_by_anyone(path: str) -> bool | None:
+    """Whether a running process has `path` open (None where /proc cannot tell)."""
+    if not os.path.isdir("/proc/self/fd"):
+        return None
+    target = os.path.realpath(path)
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def _clear_our_index_lock(repo: Repo, journal: dict) -> None:
     """A janitor killed inside `read-tree -u` leaves index.lock behind, and git cannot tell a
-    stale lock from a live one. It is ours when the janitor that wrote the journal is dead and
-    the lock is no older than the journal; any other lock belongs to a running git: wait."""
+    stale lock from a live one. It is deleted only when the janitor that wrote the journal is
+    dead and, watched for a moment, no process has the lock open (git keeps it open while it
+    writes, and renames it away at once when done); otherwise the janitor waits for next time."""
     lock = os.path.join(repo.git_dir, "index.lock")
-    try:
-        locked_at = os.stat(lock).st_mtime
-    except FileNotFoundError:
+    if not os.path.exists(lock):
         return
-    if not _alive(journal.get("pid")) and locked_at >= os.stat(_state_path(repo, JOURNAL)).st_mtime - 1:
-        os.unlink(lock)
-        return
+    if not _alive(journal.get("pid")):
+        for _ in range(3):
+            in_use = _open_by_anyone(lock)
+            if in_use is None:  # no /proc to ask: only a lock untouched for a minute counts as stale
+                in_use = time.time() - os.stat(lock).st_mtime < 60
+            if in_use:
+                break
+            time.sleep(0.1)
+            if not os.path.exists(lock):
+                return
+        else:
+            os.unlink(lock)
+            return
     raise Refused("another git process holds .git/index.lock", "wait for it to finish, then run the janitor again")
 
 
@@ -174,10 +222,11 @@ def recover(repo: Repo) -> str:
     if journal.get("new") is None or head == journal["old"]:
         _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
         return "rolled back"
-    if head == journal["new"]:
+    landed = head == journal["new"] or repo.ok("merge-base", "--is-ancestor", journal["new"], head or "")
+    if landed:  # our commit is in HEAD's history (maybe with a user's commit on top): align to HEAD
         _clear_our_index_lock(repo, journal)
-        _roll_forward(repo, journal["old"], journal["new"], journal["moves"])
+        _align(repo, journal["old"], journal["moves"])
         _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
         return "rolled forward"
-    _drop(repo, JOURNAL, INDEX, INDEX_LOCK)  # HEAD moved on past us: the history says what happened
+    _drop(repo, JOURNAL, INDEX, INDEX_LOCK)  # history went elsewhere (a reset): it says what happened
     return "superseded"
