@@ -24,7 +24,7 @@ from strata_git.memory import UNSAFE_TO_DISPLAY
 from strata_git.git import Repo
 from strata_git.names import SUFFIX, TIERS
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DB = "catalog.sqlite"
 PLACEHOLDER = ".gitkeep"
 TAG_SEP = "\x1f"  # tags cannot contain control characters (memory.check_known_keys)
@@ -40,6 +40,7 @@ CREATE INDEX memories_by_folder ON memories (tier, folder);
 CREATE TABLE sections (tier TEXT, folder TEXT, text TEXT NOT NULL, PRIMARY KEY (tier, folder)) WITHOUT ROWID;
 CREATE TABLE frontmatter (hash TEXT PRIMARY KEY, meta TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE blob_types (oid TEXT PRIMARY KEY, type TEXT NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -83,6 +84,7 @@ def _open(path: str) -> sqlite3.Connection:
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             db.executescript("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS sections;"
                              "DROP TABLE IF EXISTS frontmatter; DROP TABLE IF EXISTS meta;"
+                             "DROP TABLE IF EXISTS blob_types;"
                              + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
     except BaseException:
         db.close()
@@ -226,6 +228,20 @@ def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int 
             db.execute("DELETE FROM memories WHERE path = ?", (rel,))
     _upsert(db, rows)
     return touched
+
+
+def blob_types(db: sqlite3.Connection, oids: list[str]) -> dict[str, str]:
+    """{blob id: memory type} already known (a blob's content, so its type, never changes)."""
+    found = {}
+    for start in range(0, len(oids), 500):
+        chunk = oids[start:start + 500]
+        found.update(db.execute(f"SELECT oid, type FROM blob_types WHERE oid IN ({','.join('?' * len(chunk))})",
+                                chunk).fetchall())
+    return found
+
+
+def remember_blob_types(db: sqlite3.Connection, types: dict[str, str]) -> None:
+    db.executemany("INSERT OR REPLACE INTO blob_types VALUES (?, ?)", types.items())
 
 
 def get_meta(db: sqlite3.Connection, key: str) -> str:

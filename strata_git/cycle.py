@@ -44,7 +44,18 @@ def _tree(repo: Repo, commit: str) -> list[tuple[str, str, str]]:
 
 
 def _types(repo: Repo, oids: list[str]) -> dict[str, str]:
-    """{blob id: memory type} for the given blobs (one cat-file process)."""
+    """{blob id: memory type}: from the catalog's cache, else parsed (one cat-file process)."""
+    from strata_git import catalog
+
+    with catalog.connect(repo) as db:
+        found = catalog.blob_types(db, oids)
+        missing = [o for o in oids if o not in found]
+        parsed = _parse_types(repo, missing)
+        catalog.remember_blob_types(db, parsed)
+    return found | parsed
+
+
+def _parse_types(repo: Repo, oids: list[str]) -> dict[str, str]:
     if not oids:
         return {}
     out = repo.git("cat-file", "--batch", input="".join(f"{o}\n" for o in oids).encode())

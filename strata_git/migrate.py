@@ -189,21 +189,18 @@ def _clear_our_index_lock(repo: Repo, journal: dict) -> None:
     dead and, watched for a moment, no process has the lock open (git keeps it open while it
     writes, and renames it away at once when done); otherwise the janitor waits for next time."""
     lock = os.path.join(repo.git_dir, "index.lock")
-    if not os.path.exists(lock):
-        return
-    if not _alive(journal.get("pid")):
-        for _ in range(3):
-            in_use = _open_by_anyone(lock)
-            if in_use is None:  # no /proc to ask: only a lock untouched for a minute counts as stale
-                in_use = time.time() - os.stat(lock).st_mtime < 60
-            if in_use:
-                break
-            time.sleep(0.1)
-            if not os.path.exists(lock):
-                return
-        else:
+    quiet = 0  # consecutive looks at the lock with nobody holding it open
+    for _ in range(30):  # a git killed with the janitor may take a moment to let go of it
+        if not os.path.exists(lock):
+            return
+        in_use = _open_by_anyone(lock)
+        if in_use is None:  # no /proc to ask: only a lock untouched for a minute counts as stale
+            in_use = time.time() - os.stat(lock).st_mtime < 60
+        quiet = 0 if in_use or _alive(journal.get("pid")) else quiet + 1
+        if quiet == 3:
             os.unlink(lock)
             return
+        time.sleep(0.1)
     raise Refused("another git process holds .git/index.lock", "wait for it to finish, then run the janitor again")
 
 

@@ -143,15 +143,18 @@ def _stamp(repo: Repo, value: str | None) -> None:
         f.write(value + "\n")
 
 
-def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | None = None) -> Scan | None:
+def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | None = None,
+            moved: tuple[list[str], str] | None = None) -> Scan | None:
     """Regenerate index.md from the working tree and history.
 
     By default the whole working tree is scanned and the Scan returned.
     `commit` is (paths, time, tree) of a commit in progress (the pre-commit hook):
     if the catalog reflects HEAD's tree, only those files and their folders are
-    re-examined, dated by the commit, and the catalog then reflects `tree`; after
-    anything git did behind git-strata's back (reset, a commit without hooks)
-    the trees differ and the whole working tree is rescanned instead.
+    re-examined, dated by the commit, and the catalog then reflects `tree`.
+    `moved` is (paths, tree) after git-strata's own commit (the janitor's) took the
+    working tree from `tree` to HEAD by changing only `paths`.
+    After anything git did behind git-strata's back (a reset, a commit without hooks)
+    the catalog reflects another tree and the whole working tree is rescanned instead.
     """
     import sqlite3
 
@@ -163,14 +166,15 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
     if commit is not None:
         names = [where[1] for where in map(split_path, commit[0]) if where]
         times = {**times, **dict.fromkeys(names, commit[1])}
+    base, paths = (at.tree if at else None, commit[0]) if commit else (moved[1], moved[0]) if moved else (None, [])
     reflects = commit[2] if commit else (at.tree if at else "")
     _stamp(repo, None)  # vouch for nothing until this refresh has succeeded
     scan: Scan | None = None
     for attempt in (1, 2):
         try:
             with catalog.connect(repo) as db:
-                if commit and at and catalog.get_meta(db, "tree") == at.tree:
-                    _incremental(repo, db, times, commit[0], max_bytes)
+                if base and catalog.get_meta(db, "tree") == base:
+                    _incremental(repo, db, times, paths, max_bytes)
                 else:
                     scan = _full(repo, db, times, max_bytes)
                 catalog.set_meta(db, "tree", reflects)

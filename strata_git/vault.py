@@ -374,10 +374,14 @@ class Vault:
         """One janitor cycle (plan, and apply unless `dry_run`); refuses at once if another runs."""
         from strata_git import cycle
 
+        from strata_git import router
+
         with self.locked(wait=0):
             result = cycle.run(self.repo, self.cfg, dry_run=dry_run, now=now)
-        if result.commit:
-            self.refresh_router()
+        if result.commit:  # only the moved paths changed: no need to rescan every file
+            old_tree = self.repo.git("rev-parse", f"{result.plan.head}^{{tree}}").decode().strip()
+            paths = [p for move in result.plan.moves for p in move.paths]
+            router.refresh(self.repo, self.cfg.max_memory_bytes, moved=(paths, old_tree))
         return result
 
     def serve(self, interval: int, live: bool = False, once: bool = False,
