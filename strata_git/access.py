@@ -91,19 +91,9 @@ def _refs(repo: Repo) -> list[str]:
 
 
 def _blobs(repo: Repo, refs: list[str]) -> list[dict]:
-    if not refs:
-        return []
-    out = repo.git("cat-file", "--batch", input="".join(f"{r}:{BLOB}\n" for r in refs).encode())
-    records, pos = [], 0
-    while pos < len(out):
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        if len(header) == 3:  # "<oid> blob <size>"; a missing object answers "<name> missing"
-            size = int(header[2])
-            records += _parse(out[end + 1:end + 1 + size].decode("utf-8", "replace"))
-            pos = end + 1 + size + 1
-        else:
-            pos = end + 1
+    records = []
+    for raw in repo.objects([f"{ref}:{BLOB}" for ref in refs]):
+        records += _parse(raw.decode("utf-8", "replace")) if raw is not None else []
     return records
 
 

@@ -56,17 +56,10 @@ def _types(repo: Repo, oids: list[str]) -> dict[str, str]:
 
 
 def _parse_types(repo: Repo, oids: list[str]) -> dict[str, str]:
-    if not oids:
-        return {}
-    out = repo.git("cat-file", "--batch", input="".join(f"{o}\n" for o in oids).encode())
-    found, pos = {}, 0
-    while pos < len(out):
-        end = out.index(b"\n", pos)
-        oid, _, size = out[pos:end].decode().split(" ")
-        raw = out[end + 1:end + 1 + int(size)]
-        pos = end + 1 + int(size) + 1
+    found = {}
+    for oid, raw in zip(oids, repo.objects(oids), strict=True):
         try:
-            found[oid] = memory.parse(raw, oid).type
+            found[oid] = memory.parse(raw or b"", oid).type
         except StrataError:
             found[oid] = "note"
     return found

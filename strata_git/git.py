@@ -72,6 +72,26 @@ class Repo(NamedTuple):
         proc = run(["rev-parse", "-q", "--verify", "HEAD^{commit}"], self.root, check=False)
         return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
+    def objects(self, names: list[str]) -> list[bytes | None]:
+        """The contents of the named objects (`<oid>` or `<rev>:<path>`), in order, with one
+        `cat-file --batch` process; None for a name that does not exist."""
+        if not names:
+            return []
+        out = self.git("cat-file", "--batch", input="".join(f"{n}\n" for n in names).encode())
+        found: list[bytes | None] = []
+        pos = 0
+        while pos < len(out):
+            end = out.index(b"\n", pos)
+            header = out[pos:end].split(b" ")
+            if len(header) == 3 and header[2].isdigit():  # "<oid> <type> <size>"
+                size = int(header[2])
+                found.append(out[end + 1:end + 1 + size])
+                pos = end + 1 + size + 1
+            else:  # "<name> missing" (or ambiguous)
+                found.append(None)
+                pos = end + 1
+        return found
+
     def in_head(self, path: str) -> bool:
         return bool(self.git("ls-tree", "--name-only", "HEAD", "--", path, check=False).strip())
 

@@ -179,20 +179,6 @@ def _staged_changes(repo: Repo) -> list[Change]:
     return changes
 
 
-def _blobs(repo: Repo, oids: list[str]) -> dict[str, bytes]:
-    if not oids:
-        return {}
-    out = repo.git("cat-file", "--batch", input="".join(f"{o}\n" for o in oids).encode())
-    blobs, pos = {}, 0
-    while pos < len(out):
-        header_end = out.index(b"\n", pos)
-        oid, _, size = out[pos:header_end].decode().split(" ")
-        start = header_end + 1
-        blobs[oid] = out[start:start + int(size)]
-        pos = start + int(size) + 1
-    return blobs
-
-
 def _sizes(repo: Repo, oids: list[str]) -> dict[str, int]:
     if not oids:
         return {}
@@ -206,7 +192,8 @@ def check_staged(repo: Repo, cfg: Config, memo: Memo | None = None) -> tuple[lis
     readable = sorted({c.oid for c in changes if c.status != "D" and c.mode not in _LINK_MODES})
     sizes = _sizes(repo, readable)
     changes = [c._replace(size=sizes.get(c.oid, 0)) for c in changes]
-    blobs = _blobs(repo, [oid for oid in readable if sizes[oid] <= cfg.max_memory_bytes])
+    small = [oid for oid in readable if sizes[oid] <= cfg.max_memory_bytes]
+    blobs = dict(zip(small, repo.objects(small), strict=True))
     staged = ""
     if any(c.status == "A" and names.split_path(c.path) for c in changes):
         staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape")
