@@ -139,6 +139,11 @@ def flush(repo: Repo, author: tuple[str, str]) -> int:
         env = {"GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1],
                "GIT_COMMITTER_NAME": author[0], "GIT_COMMITTER_EMAIL": author[1]}
         parents = ["-p", old] if old else []
+        # Only the janitor writes this machine's ref, under the repository lock: a lock file left
+        # beside it comes from a flush that was killed.
+        from strata_git.migrate import clear_stale_lock
+
+        clear_stale_lock(repo, os.path.join(repo.git_dir, ref + ".lock"))
         commit = repo.git("commit-tree", tree, *parents, "-m", f"strata: {len(new)} access records",
                           env=env).decode().strip()
         repo.git("update-ref", "-m", "strata: flush access records", ref, commit, old)

@@ -20,10 +20,11 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 
 from strata_git.config import Config
 from strata_git.errors import Refused
-from strata_git.git import Repo
+from strata_git.git import Repo, run
 from strata_git.janitor import Plan
 
 JOURNAL = "janitor.journal"
@@ -107,9 +108,13 @@ def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None) -> str:
     new = repo.git("commit-tree", tree, "-p", old, input=message(plan).encode("utf-8"),
                    env=identity).decode().strip()
     _write_journal(repo, {"old": old, "new": new, "moves": moves, "pid": os.getpid()})
-    if not repo.ok("update-ref", "-m", f"strata: {plan.summary()}", "HEAD", new, old):
+    moved = run(["update-ref", "-m", f"strata: {plan.summary()}", "HEAD", new, old], repo.root, check=False)
+    if moved.returncode != 0:
         _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
-        raise Refused("HEAD moved while the janitor was planning; nothing was changed", "run it again")
+        if b"but expected" in moved.stderr:
+            raise Refused("HEAD moved while the janitor was planning; nothing was changed", "run it again")
+        raise Refused(f"could not move HEAD ({moved.stderr.decode('utf-8', 'replace').strip().splitlines()[-1]}); "
+                      "nothing was changed", "run the janitor again when no other git command is running")
     _finish(repo, old, new, moves)
     _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
     return new
@@ -183,25 +188,38 @@ def _open_by_anyone(path: str) -> bool | None:
     return False
 
 
-def _clear_our_index_lock(repo: Repo, journal: dict) -> None:
-    """A janitor killed inside `read-tree -u` leaves index.lock behind, and git cannot tell a
-    stale lock from a live one. It is deleted only when the janitor that wrote the journal is
-    dead and, watched for a moment, no process has the lock open (git keeps it open while it
-    writes, and renames it away at once when done); otherwise the janitor waits for next time."""
-    lock = os.path.join(repo.git_dir, "index.lock")
+def _lock_files(repo: Repo) -> list[str]:
+    """The lock files a janitor killed inside git can leave: the index's, HEAD's and its branch's."""
+    branch = repo.git("symbolic-ref", "-q", "HEAD", check=False).decode().strip()
+    paths = ["index.lock", "HEAD.lock"] + ([f"{branch}.lock"] if branch else [])
+    return [os.path.join(repo.git_dir, p) for p in paths]
+
+
+def _clear_stale_locks(repo: Repo, journal: dict) -> None:
+    """A janitor killed inside `read-tree -u` or `update-ref` leaves git's lock file behind, and
+    git cannot tell a stale lock from a live one; see clear_stale_lock()."""
+    for lock in _lock_files(repo):
+        clear_stale_lock(repo, lock, owner_alive=lambda: _alive(journal.get("pid")))
+
+
+def clear_stale_lock(repo: Repo, lock: str, owner_alive: Callable[[], bool] = lambda: False) -> None:
+    """Delete a git lock file left by a killed process: only when its owner is dead and, watched
+    for a moment, no process has it open (git keeps a lock open while it writes, and renames it
+    away at once when done). Otherwise a running git holds it: refuse, to try again later."""
     quiet = 0  # consecutive looks at the lock with nobody holding it open
-    for _ in range(30):  # a git killed with the janitor may take a moment to let go of it
+    for _ in range(30):  # a git killed with its caller may take a moment to let go of it
         if not os.path.exists(lock):
             return
         in_use = _open_by_anyone(lock)
         if in_use is None:  # no /proc to ask: only a lock untouched for a minute counts as stale
             in_use = time.time() - os.stat(lock).st_mtime < 60
-        quiet = 0 if in_use or _alive(journal.get("pid")) else quiet + 1
+        quiet = 0 if in_use or owner_alive() else quiet + 1
         if quiet == 3:
             os.unlink(lock)
             return
         time.sleep(0.1)
-    raise Refused("another git process holds .git/index.lock", "wait for it to finish, then run the janitor again")
+    raise Refused(f"another git process holds {os.path.relpath(lock, repo.root)}",
+                  "wait for it to finish, then try again")
 
 
 def recover(repo: Repo) -> str:
@@ -215,13 +233,13 @@ def recover(repo: Repo) -> str:
     except ValueError:  # a torn journal is written before anything else happened
         _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
         return "rolled back"
+    _clear_stale_locks(repo, journal)  # before anything else: git refuses to work past them
     head = repo.head()
     if journal.get("new") is None or head == journal["old"]:
         _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
         return "rolled back"
     landed = head == journal["new"] or repo.ok("merge-base", "--is-ancestor", journal["new"], head or "")
     if landed:  # our commit is in HEAD's history (maybe with a user's commit on top): align to HEAD
-        _clear_our_index_lock(repo, journal)
         _align(repo, journal["old"], journal["moves"])
         _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
         return "rolled forward"

@@ -287,3 +287,18 @@ def test_serve_live_applies_and_stop_ends_it(aged: Path):
 def test_serve_rejects_a_bad_interval(aged: Path):
     proc = strata(aged, "serve", "--interval", "soon")
     assert proc.returncode == 1 and b"cannot read the interval" in proc.stderr
+
+
+def test_stale_ref_locks_of_a_killed_janitor_are_cleared_but_live_ones_kept(aged: Path):
+    """A janitor killed inside `git update-ref` leaves refs/heads/main.lock: it blocks every
+    commit, the user's included, until someone deletes it."""
+    old = head(aged)
+    journal = aged / ".git/strata/janitor.journal"
+    journal.write_text(json.dumps({"old": old, "moves": [], "pid": 999_999_999}))
+    lock = aged / ".git/refs/heads/main.lock"
+    with open(lock, "wb"):  # held open: a running git's, to be left alone
+        proc = strata(aged, "janitor", "--now", "2026-01-20")
+        assert proc.returncode == 1 and b"refs/heads/main.lock" in proc.stderr and lock.exists()
+    assert janitor_json(aged, "2026-01-20")["summary"] == "cool 2"  # now nobody holds it: stale
+    assert not lock.exists() and not journal.exists()
+    assert git(aged, "status", "--porcelain").stdout == b""
