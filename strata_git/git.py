@@ -21,6 +21,9 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["STRATA_INTERNAL"] = "1"
     env["GIT_LITERAL_PATHSPECS"] = "1"
+    # `git status` would otherwise take index.lock to write back refreshed stat data: a process
+    # killed then (a janitor while planning) would leave a lock that blocks everyone.
+    env["GIT_OPTIONAL_LOCKS"] = "0"
     env.pop("GIT_PREFIX", None)
     if extra:
         env.update(extra)
