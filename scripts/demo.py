@@ -2,7 +2,8 @@
 
 It drives the real `git strata` command the way a person or an agent would:
 init, write, read, a commit made by hand with plain git, a refused commit, a
-push to the remote, then index.md and status. Pass --keep to keep the folder.
+push to the remote, index.md, a janitor cycle 30 days ahead, and status. Pass
+--keep to keep the folder.
 """
 
 from __future__ import annotations
@@ -72,6 +73,12 @@ def main() -> int:
         show("index.md: the router an agent reads first (generated, never committed)")
         with open(os.path.join(mem, "index.md"), encoding="utf-8") as f:
             print(f.read().rstrip())
+        show("the janitor: what would cool 30 days from now, then do it (one auditable commit)")
+        run("git", "strata", "janitor", "--dry-run", "--now", "+30d", cwd=mem)
+        run("git", "strata", "janitor", "--now", "+30d", cwd=mem)
+        run("git", "strata", "log", cwd=mem)
+        run("git", "strata", "why", "gtd/inbox", "--now", "+30d", cwd=mem)
+
         show("status")
         run("git", "strata", "status", cwd=mem)
     finally:

@@ -172,6 +172,12 @@ def _when(args: argparse.Namespace) -> int | None:
     return parse_when(args.now, int(time.time())) if args.now else None
 
 
+def _date(stamp: int) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(stamp, datetime.UTC).strftime("%Y-%m-%d")
+
+
 def cmd_janitor(args: argparse.Namespace) -> int:
     result = _vault().janitor(dry_run=args.dry_run, now=_when(args))
     plan = result.plan
@@ -179,7 +185,7 @@ def cmd_janitor(args: argparse.Namespace) -> int:
              + (f" (commit {result.commit[:12]})" if result.commit else "")]
     for m in plan.moves:
         src, dst = m.paths
-        read = f", last read {m.last_read}" if m.last_read else ""
+        read = f", last read {_date(m.last_read)}" if m.last_read else ""
         lines.append(f"  {m.action:<8} {src} -> {dst}  [{m.rule}; age {m.age_days} d, {m.reads} read(s){read}]")
     lines += [f"  skipped  {s.name[:-3]}: {s.reason}" for s in plan.skipped]
     if result.recovered not in ("clean", "not checked (dry run)"):
@@ -216,7 +222,7 @@ def cmd_why(args: argparse.Namespace) -> int:
     lines = [f"{info['name']}: in {info['tier']}/ since {info['in_tier_since']}"
              + (f" ({moved['action']} by {moved['rule']}, commit {moved['commit'][:12]})" if moved else ""),
              f"last changed {info['last_changed']} ({info['age_days']} days ago); "
-             f"{info['reads_last_90_days']} read(s) in 90 days, last {info['last_read']}",
+             f"{info['reads_last_90_days']} read(s) in 90 days, last {info['last_read'] or 'never'}",
              f"next: {info['next']}"]
     if info["would_move_now"]:
         lines.append(f"the janitor would now {info['would_move_now']['action']} it ({info['would_move_now']['rule']})")
