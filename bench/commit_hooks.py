@@ -21,14 +21,14 @@ import platform
 import random
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-BIN = Path(sys.executable).parent
+from benchlib import BIN, hermetic_env, progress, round_robin, sh, stats, timed
+
 STRATA = str(BIN / "git-strata")
 NOOP_CONFIG = """repos:
 - repo: local
@@ -40,40 +40,6 @@ WORDS = ("launch plan review budget client meeting follow-up decision owner dead
          "design draft contract vendor invoice hiring roadmap retro incident alert oncall").split()
 TYPES = ("note", "decision", "lesson", "task", "entity", "rejection")
 FOLDERS = (("projects", "p", 40), ("entities", "e", 20), ("gtd", "g", 8))  # (folder, prefix, fan-out)
-
-
-def progress(msg: str) -> None:
-    if sys.stderr.isatty():
-        print(f"... {msg}", file=sys.stderr, flush=True)
-
-
-def hermetic_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GIT_", "STRATA_", "PRE_COMMIT")) and k not in ("XDG_CONFIG_HOME", "VIRTUAL_ENV")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), GIT_CONFIG_NOSYSTEM="1",
-               PRE_COMMIT_HOME=str(home / ".cache" / "pre-commit"), LC_ALL="C.UTF-8",
-               PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    for role in ("AUTHOR", "COMMITTER"):
-        env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = "Bench User", "bench@example.invalid"
-    return env
-
-
-def sh(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        sys.exit(f"failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stderr.decode(errors='replace')}")
-    return proc.stdout.decode(errors="replace")
-
-
-def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
-    """Wall time in ms of one run of `cmd` (which must succeed)."""
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          stdin=subprocess.DEVNULL)
-    elapsed = (time.perf_counter() - start) * 1000
-    if proc.returncode != 0:
-        sys.exit(f"failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stderr.decode(errors='replace')}")
-    return elapsed
 
 
 def memory_text(rng: random.Random, i: int) -> str:
@@ -156,22 +122,6 @@ class Committer:
         (repo / rel).write_text(text, encoding="utf-8")
         sh(["git", "add", "--", rel], repo, self.env)
         return timed(["git", *git_args, "commit", "-q", "-m", f"bench {self.n}"], repo, self.env)
-
-
-def round_robin(variants: dict[str, object], samples: int, label: str) -> dict[str, list[float]]:
-    """variants: name -> zero-argument function returning ms; one untimed warm-up each."""
-    for run in variants.values():
-        run()
-    times: dict[str, list[float]] = {name: [] for name in variants}
-    for i in range(samples):
-        progress(f"{label} round {i + 1}/{samples}")
-        for name, run in variants.items():
-            times[name].append(run())
-    return times
-
-
-def stats(values: list[float]) -> dict[str, float]:
-    return {"median_ms": round(statistics.median(values), 1), "min_ms": round(min(values), 1), "n": len(values)}
 
 
 def derive(c: dict[str, dict]) -> dict[str, object]:

@@ -41,13 +41,13 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-BIN = Path(sys.executable).parent
+from benchlib import BIN, USER, hermetic_env, progress, round_robin, sh, stats, timed
+
 STRATA = str(BIN / "git-strata")
 HERE = Path(__file__).resolve().parent
 DAY = 86400
 START = 1704067200  # 2024-01-01T00:00:00Z; commit dates span START .. START + SPAN_DAYS
 SPAN_DAYS = 730
-USER = ("Bench User", "bench@example.invalid")
 WORDS = ("launch", "plan", "review", "budget", "client", "meeting", "follow-up", "decision", "owner", "deadline",
          "risk", "api", "schema", "migration", "release", "notes", "customer", "feedback", "metric", "latency",
          "cache", "deploy", "rollback", "design", "draft", "contract", "vendor", "invoice", "hiring", "roadmap",
@@ -65,47 +65,10 @@ FOLDERS = (
 )
 
 
-def progress(msg: str) -> None:
-    if sys.stderr.isatty():
-        print(f"... {msg}", file=sys.stderr, flush=True)
-
-
-def hermetic_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GIT_", "STRATA_", "PRE_COMMIT")) and k not in ("XDG_CONFIG_HOME", "VIRTUAL_ENV")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), GIT_CONFIG_NOSYSTEM="1", LC_ALL="C.UTF-8",
-               PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    for role in ("AUTHOR", "COMMITTER"):
-        env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = USER
-    return env
-
-
-def sh(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, stdin=subprocess.DEVNULL, check=False)
-    if proc.returncode != 0:
-        sys.exit(f"failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stderr.decode(errors='replace')}")
-    return proc.stdout.decode(errors="replace")
-
-
-def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
-    """Wall time in ms of one run of `cmd` (which must succeed), its output discarded."""
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          stdin=subprocess.DEVNULL, check=False)
-    elapsed = (time.perf_counter() - start) * 1000
-    if proc.returncode != 0:
-        sys.exit(f"failed ({proc.returncode}): {shlex.join(cmd)}\n{proc.stderr.decode(errors='replace')}")
-    return elapsed
-
-
 def ms(fn) -> tuple[float, object]:
     start = time.perf_counter()
     value = fn()
     return (time.perf_counter() - start) * 1000, value
-
-
-def stats(values: list[float]) -> dict[str, float]:
-    return {"median_ms": round(statistics.median(values), 1), "min_ms": round(min(values), 1), "n": len(values)}
 
 
 def iso(stamp: int) -> str:
@@ -491,18 +454,6 @@ def cold(root: Path) -> None:
         changes_cache(root).unlink()
     except FileNotFoundError:
         pass
-
-
-def round_robin(variants: dict[str, object], samples: int, label: str) -> dict[str, list[float]]:
-    """variants: name -> zero-argument function returning ms; one untimed warm-up each."""
-    for run in variants.values():
-        run()
-    times: dict[str, list[float]] = {name: [] for name in variants}
-    for i in range(samples):
-        progress(f"{label} round {i + 1}/{samples}")
-        for name, run in variants.items():
-            times[name].append(run())
-    return times
 
 
 def tune_now(vault, target: int) -> tuple[int, dict]:
