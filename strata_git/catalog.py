@@ -24,7 +24,7 @@ from strata_git.memory import UNSAFE_TO_DISPLAY
 from strata_git.git import Repo
 from strata_git.names import SUFFIX, TIERS
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DB = "catalog.sqlite"
 PLACEHOLDER = ".gitkeep"
 TAG_SEP = "\x1f"  # tags cannot contain control characters (memory.check_known_keys)
@@ -41,7 +41,9 @@ CREATE TABLE sections (tier TEXT, folder TEXT, text TEXT NOT NULL, PRIMARY KEY (
 CREATE TABLE frontmatter (hash TEXT PRIMARY KEY, meta TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE blob_types (oid TEXT PRIMARY KEY, type TEXT NOT NULL) WITHOUT ROWID;
+CREATE VIRTUAL TABLE docs USING fts5(path UNINDEXED, title, tags, body, tokenize = "unicode61 remove_diacritics 2");
 """
+SEARCHED = ("active", "cooled")  # archive/ is searched through the shadow index, present or pruned
 
 
 class Entry(NamedTuple):
@@ -84,7 +86,7 @@ def _open(path: str) -> sqlite3.Connection:
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             db.executescript("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS sections;"
                              "DROP TABLE IF EXISTS frontmatter; DROP TABLE IF EXISTS meta;"
-                             "DROP TABLE IF EXISTS blob_types;"
+                             "DROP TABLE IF EXISTS blob_types; DROP TABLE IF EXISTS docs;"
                              + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
     except BaseException:
         db.close()
@@ -150,31 +152,51 @@ def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], stray
             strays.append(rel)
 
 
-def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo) -> tuple[str, str, str, str, str]:
-    """(title, type, tags, problem, frontmatter hash) of one file, cleaned for display."""
-    from strata_git import memory
+def doc_id(path: str) -> int:
+    """The full-text row of a path: a stable 63-bit hash (FTS5 rows are found by rowid only)."""
+    import hashlib
 
+    return int.from_bytes(hashlib.blake2b(path.encode("utf-8", "surrogateescape"), digest_size=8).digest()) >> 1
+
+
+def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo) -> tuple[tuple, tuple | None]:
+    """((title, type, tags, problem, frontmatter hash) cleaned for display, the full-text
+    row (title, tags, body) or None) of one file."""
+    from strata_git import memory, textindex
+
+    raw = b""
     try:
         with open(os.path.join(root, rel), "rb") as f:
             raw = f.read(limit + 1)
         if len(raw) > limit:
-            return "", "note", "", f"over the {limit}-byte limit", ""
+            return ("", "note", "", f"over the {limit}-byte limit", ""), None
         mem = memory.parse(raw, rel, memo)
-        return clean(mem.title), mem.type, TAG_SEP.join(clean(t) for t in mem.tags), "", mem.frontmatter_hash
+        title, tags = clean(mem.title), TAG_SEP.join(clean(t) for t in mem.tags)
+        doc = (textindex.indexed(title), textindex.indexed(" ".join(mem.tags) + " " + mem.type),
+               textindex.indexed(rel.partition("/")[2][: -len(SUFFIX)] + " " + mem.body))
+        return (title, mem.type, tags, "", mem.frontmatter_hash), doc
     except StrataError as e:
-        return "", "note", "", clean(e.message), ""
+        return ("", "note", "", clean(e.message), ""), ("", "", textindex.indexed(raw.decode("utf-8", "replace")))
     except OSError as e:
-        return "", "note", "", f"unreadable ({e.strerror})", ""
+        return ("", "note", "", f"unreadable ({e.strerror})", ""), None
 
 
-def _row(root: str, rel: str, info: os.stat_result, limit: int, memo: FrontmatterMemo) -> tuple:
+def _row(root: str, rel: str, info: os.stat_result, limit: int, memo: FrontmatterMemo) -> tuple[tuple, tuple | None]:
     tier, _, name = rel.partition("/")
+    described, doc = _describe(root, rel, limit, memo)
     return (rel, tier, name.rpartition("/")[0], name, info.st_size, info.st_mtime_ns, info.st_ino,
-            *_describe(root, rel, limit, memo))
+            *described), (doc if tier in SEARCHED else None)
 
 
-def _upsert(db: sqlite3.Connection, rows: list[tuple]) -> None:
-    db.executemany("INSERT OR REPLACE INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+def _upsert(db: sqlite3.Connection, rows: list[tuple[tuple, tuple | None]]) -> None:
+    db.executemany("INSERT OR REPLACE INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", (row for row, _ in rows))
+    _forget_docs(db, [row[0] for row, _ in rows])
+    db.executemany("INSERT INTO docs (rowid, path, title, tags, body) VALUES (?,?,?,?,?)",
+                   ((doc_id(row[0]), row[0], *doc) for row, doc in rows if doc is not None))
+
+
+def _forget_docs(db: sqlite3.Connection, paths: Iterable[str]) -> None:
+    db.executemany("DELETE FROM docs WHERE rowid = ?", ((doc_id(p),) for p in paths))
 
 
 def entries(db: sqlite3.Connection, tier: str | None = None, folder: str | None = None) -> list[Entry]:
@@ -191,23 +213,32 @@ def entries(db: sqlite3.Connection, tier: str | None = None, folder: str | None 
 
 def scan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024) -> Scan:
     """Walk the whole working tree, bring the database in line, return every memory."""
+    strays = sync(repo, db, limit)
+    return Scan(entries(db), sorted(strays))
+
+
+def sync(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: tuple[str, ...] = TIERS) -> list[str]:
+    """Bring the rows of `tiers` in line with the working tree (re-reading only files whose
+    size, mtime or inode changed); the strays found."""
     found: list[tuple[str, os.stat_result]] = []
     strays: list[str] = []
-    for tier in TIERS:
+    for tier in tiers:
         if os.path.islink(os.path.join(repo.root, tier)):
             strays.append(tier)  # a tier folder that is a link is never followed
         else:
             _walk(repo.root, tier, found, strays)
+    marks = ",".join("?" * len(tiers))
     known = {path: (size, mtime, ino) for path, size, mtime, ino
-             in db.execute("SELECT path, size, mtime_ns, ino FROM memories")}
+             in db.execute(f"SELECT path, size, mtime_ns, ino FROM memories WHERE tier IN ({marks})", tiers)}
     memo = FrontmatterMemo(db)
     changed = [_row(repo.root, rel, info, limit, memo) for rel, info in found
                if known.pop(rel, None) != (info.st_size, info.st_mtime_ns, info.st_ino)]
     _upsert(db, changed)
     db.executemany("DELETE FROM memories WHERE path = ?", ((p,) for p in known))
+    _forget_docs(db, known)
     if changed or known:  # keep the memo to the frontmatter that memories on disk still use
         db.execute("DELETE FROM frontmatter WHERE hash NOT IN (SELECT frontmatter_hash FROM memories)")
-    return Scan(entries(db), sorted(strays))
+    return strays
 
 
 def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int = 1024 * 1024) -> set[tuple[str, str]]:
@@ -226,6 +257,7 @@ def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int 
             rows.append(_row(repo.root, rel, info, limit, memo))
         else:
             db.execute("DELETE FROM memories WHERE path = ?", (rel,))
+            _forget_docs(db, [rel])
     _upsert(db, rows)
     return touched
 

@@ -26,7 +26,11 @@ COMMANDS: dict[str, str] = {
     "status": "counts and sizes per tier, hooks, config in force, problems",
     "edit": "open an active memory in your editor and commit the result",
     "forget": "remove an active memory in one commit (history keeps it)",
-    "recall": "bring a cooled memory back to active/ in one commit",
+    "recall": "bring cooled or archived memories (by name, or the best match for a query) back to active/",
+    "search": "search all tiers (active, cooled, and archive through the shadow index) for any text",
+    "archive": "push archived content to the archive remote, verify it there, then prune it locally",
+    "reindex": "rebuild the shadow index from history and the search index from the working tree",
+    "clone": "clone a memory repository without its archived content (archive stays searchable)",
     "index": "regenerate index.md (the router) and print it",
     "install-hooks": "install git-strata's hook shims (keeping your own hooks)",
     "uninstall-hooks": "remove git-strata's hook shims (restoring your own hooks)",
@@ -141,7 +145,16 @@ def _run_editor(path: str) -> None:
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
-    change = _vault().edit(args.name, _run_editor, via="cli")
+    vault = _vault()
+    tier, _ = vault.locate(args.name)
+    if tier in ("cooled", "archive"):
+        asked = not args.recall and sys.stdin.isatty() and sys.stderr.isatty()
+        if asked:
+            print(f"{args.name} is in {tier}/ (read-only). Bring it back to active/ and edit it? [y/N] ",
+                  end="", file=sys.stderr, flush=True)
+        if args.recall or (asked and sys.stdin.readline().strip().lower() in ("y", "yes")):
+            vault.recall(args.name, via="cli")
+    change = vault.edit(args.name, _run_editor, via="cli")
     _emit(args, change.as_dict(), _change_text(change))
     return 0
 
@@ -153,8 +166,50 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    change = _vault().recall(args.name, via="cli")
-    _emit(args, change.as_dict(), _change_text(change))
+    changes = _vault().recall(args.name, via="cli", match=True)
+    _emit(args, [c.as_dict() for c in changes], "\n".join(_change_text(c) for c in changes))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    hits = _vault().search(args.query, tier=args.tier, type=args.type, limit=args.limit, rank=args.rank)
+    lines = []
+    for h in hits:
+        where = f" · {h.commit[:12]} blob {h.blob[:12]}" if h.tier == "archive" and h.commit else ""
+        lines += [f"{h.tier:7} {h.name} · {h.title} · {h.type} · {h.score:.2f}{where}", f"        {h.snippet}"]
+    _emit(args, [h.as_dict() for h in hits], "\n".join(lines) or "no matches")
+    return 0
+
+
+def cmd_archive(args: argparse.Namespace) -> int:
+    r = _vault().archive(dry_run=args.dry_run)
+    mib = 1024 * 1024
+    if r.dry_run:
+        text = (f"would push to {r.remote} ({r.url}), verify and prune {r.pruned} blob(s), "
+                f"{r.pruned_bytes / mib:.2f} MiB; {r.missing_before} already pruned")
+    else:
+        text = (f"pushed {r.pushed[:12]} to {r.remote} ({r.url}); verified {r.verified} blob(s) there"
+                f"{f' (record {r.record[:12]})' if r.record else ''}; pruned {r.pruned} "
+                f"({r.pruned_bytes / mib:.2f} MiB); objects {r.git_bytes_before / mib:.2f} -> "
+                f"{r.git_bytes_after / mib:.2f} MiB")
+    _emit(args, r.as_dict(), text)
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    done = _vault().reindex()
+    _emit(args, done, f"shadow index: {done['archived']} archived memories; search index: "
+                      f"{done['active_and_cooled']} active and cooled memories")
+    return 0
+
+
+def cmd_clone(args: argparse.Namespace) -> int:
+    from strata_git import clone
+
+    done = clone.clone(args.url, args.dir)
+    text = (f"cloned into {done.root}: {done.archived} archived memories searchable, "
+            f"{done.archived - done.archived_local} of them not downloaded")
+    _emit(args, done.as_dict(), text + (f"\nwarning: {done.warning}" if done.warning else ""))
     return 0
 
 
@@ -190,6 +245,11 @@ def cmd_janitor(args: argparse.Namespace) -> int:
     lines += [f"  skipped  {s.name[:-3]}: {s.reason}" for s in plan.skipped]
     if result.recovered not in ("clean", "not checked (dry run)"):
         lines.append(f"note: an interrupted cycle was {result.recovered}")
+    if result.archive and "error" in result.archive:
+        lines.append(f"archive: not pruned: {result.archive['error']} ({result.archive['hint']})")
+    elif result.archive:
+        lines.append(f"archive: verified {result.archive['verified']} blob(s) on {result.archive['remote']}, "
+                     f"pruned {result.archive['pruned']}")
     _emit(args, result.as_dict(), "\n".join(lines))
     return 0
 
@@ -323,9 +383,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tier", choices=("active", "cooled", "archive"), help="only this tier")
     p.add_argument("--type", help="only memories of this type")
     add("status", cmd_status)
-    add("edit", cmd_edit).add_argument("name", help="active memory to edit")
+    p = add("edit", cmd_edit)
+    p.add_argument("name", help="active memory to edit")
+    p.add_argument("--recall", action="store_true", help="if it is cooled or archived, bring it back first")
     add("forget", cmd_forget).add_argument("name", help="active memory to remove")
-    add("recall", cmd_recall).add_argument("name", help="cooled memory to bring back")
+    add("recall", cmd_recall).add_argument("name", nargs="+", help="memory names (or a query) to bring back")
+    p = add("search", cmd_search)
+    p.add_argument("query", help="any text: words, a question, quotes, CJK...")
+    p.add_argument("--tier", choices=("active", "cooled", "archive"), help="only this tier")
+    p.add_argument("--type", help="only memories of this type")
+    p.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
+    p.add_argument("--rank", choices=("merged", "cascade"), default="merged",
+                   help="merged: best score first, any tier (default); cascade: active, then cooled, then archive")
+    add("archive", cmd_archive).add_argument("--dry-run", action="store_true", help="say what would be pruned")
+    add("reindex", cmd_reindex)
+    p = add("clone", cmd_clone)
+    p.add_argument("url", help="the memory repository's git url")
+    p.add_argument("dir", nargs="?", help="folder to clone into (default: from the url)")
     add("index", cmd_index)
     p = add("janitor", cmd_janitor)
     p.add_argument("--dry-run", action="store_true", help="show the plan with rules and evidence; change nothing")

@@ -24,6 +24,7 @@ class Config(NamedTuple):
     archive_idle_days: int = 90
     archive_max_reads: int = 1
     archive_remote: str = ""
+    archive_prune: bool = False
     promote_reads: int = 3
     promote_window_days: int = 14
     sync_remote: str = "origin"
@@ -47,7 +48,7 @@ class Config(NamedTuple):
             "cool": {"never_types": list(self.never_cool_types),
                      "after_days": {k: ("never" if v is None else v) for k, v in self.cool_after_days}},
             "archive": {"idle_days": self.archive_idle_days, "max_reads": self.archive_max_reads,
-                        "remote": self.archive_remote},
+                        "remote": self.archive_remote, "prune": self.archive_prune},
             "promote": {"reads": self.promote_reads, "window_days": self.promote_window_days},
             "sync": {"remote": self.sync_remote},
             "limits": {"max_memory_bytes": self.max_memory_bytes},
@@ -89,7 +90,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "janitor": {"name": ("janitor_name", _string), "email": ("janitor_email", _string)},
     "cool": {"never_types": ("never_cool_types", _words)},
     "archive": {"idle_days": ("archive_idle_days", _count), "max_reads": ("archive_max_reads", _count),
-                "remote": ("archive_remote", _string)},
+                "remote": ("archive_remote", _string), "prune": ("archive_prune", _flag)},
     "promote": {"reads": ("promote_reads", _count), "window_days": ("promote_window_days", _count)},
     "sync": {"remote": ("sync_remote", _string)},
     "limits": {"max_memory_bytes": ("max_memory_bytes", _count)},

@@ -23,10 +23,12 @@ class Result(NamedTuple):
     commit: str | None  # None for a dry run or an empty plan
     recovered: str
     flushed: int
+    archive: dict | None = None  # what archive.prune did after the cycle, or its error
 
     def as_dict(self) -> dict:
         return {**self.plan.as_dict(), "commit": self.commit, "recovered": self.recovered,
-                "flushed_access_records": self.flushed, "applied": self.commit is not None}
+                "flushed_access_records": self.flushed, "applied": self.commit is not None,
+                "archive": self.archive}
 
 
 def _tree(repo: Repo, commit: str) -> list[tuple[str, str, str]]:

@@ -24,6 +24,9 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     # `git status` would otherwise take index.lock to write back refreshed stat data: a process
     # killed then (a janitor while planning) would leave a lock that blocks everyone.
     env["GIT_OPTIONAL_LOCKS"] = "0"
+    # In a pruned clone, git would quietly download an archived blob whenever a command touched
+    # one (a rename check, a checkout): git-strata fetches explicitly, in batches, or not at all.
+    env["GIT_NO_LAZY_FETCH"] = "1"
     env.pop("GIT_PREFIX", None)
     if extra:
         env.update(extra)

@@ -153,4 +153,8 @@ def run(repo: Repo, cfg: Config, hook: str) -> list[str]:
     if hook == "pre-commit":
         return _pre_commit(repo, cfg)
     router.refresh(repo, cfg.max_memory_bytes)
+    if hook != "post-commit":  # after a commit it is brought forward when next searched
+        from strata_git import shadow
+
+        shadow.refresh(repo)
     return []

@@ -66,11 +66,22 @@ def refuse_unless_settled(repo: Repo) -> None:
         raise Refused("refusing to run the janitor on a detached HEAD", "check out a branch first")
 
 
-def message(plan: Plan) -> str:
-    """Subject `strata: cool 3, archive 1` and one JSON trailer per move."""
+def message(plan: Plan, shadow_records: list[str] = ()) -> str:
+    """Subject `strata: cool 3, archive 1`, one JSON trailer per move, then one shadow-index
+    record per archived memory (so history alone can rebuild the shadow index)."""
     trailers = [f"Strata-Move: {json.dumps(m.as_dict(), ensure_ascii=False, separators=(',', ':'))}"
                 for m in plan.moves]
-    return f"strata: {plan.summary()}\n\n" + "\n".join([*trailers, f"Strata-Planned-At: {plan.now}"]) + "\n"
+    return (f"strata: {plan.summary()}\n\n"
+            + "\n".join([*trailers, f"Strata-Planned-At: {plan.now}", *shadow_records]) + "\n")
+
+
+def _shadow_records(repo: Repo, moves: list[tuple[str, str]], entries: dict[str, tuple[str, str]]) -> list[str]:
+    from strata_git import names, shadow
+
+    archived = [(src, dst) for src, dst in moves if dst.startswith("archive/")]
+    blobs = repo.objects([entries[src][1] for src, _ in archived])
+    return [shadow.trailer(shadow.record(raw or b"", names.split_path(dst)[1], entries[src][1]))
+            for (src, dst), raw in zip(archived, blobs, strict=True)]
 
 
 def _entries(repo: Repo, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
@@ -87,8 +98,21 @@ def _entries(repo: Repo, commit: str, paths: list[str]) -> dict[str, tuple[str, 
 
 def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None) -> str:
     """Make the plan's one commit and bring index and working tree to it; the new commit id."""
-    old = plan.head
-    moves = [m.paths for m in plan.moves]
+    identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
+                "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
+    if date is not None:
+        identity |= {"GIT_AUTHOR_DATE": f"@{date} +0000", "GIT_COMMITTER_DATE": f"@{date} +0000"}
+    moves = [tuple(m.paths) for m in plan.moves]
+    return move(repo, plan.head, moves, lambda entries: message(plan, _shadow_records(repo, moves, entries)),
+                identity, f"strata: {plan.summary()}")
+
+
+def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dict], str],
+         identity: dict[str, str], reflog: str) -> str:
+    """Commit `moves` (renames by object id: no blob is read) on top of `old` and bring the index
+    and working tree to it, by the journaled protocol above; the new commit id. `text` makes the
+    message from {path: (mode, blob id)} of the sources. `identity` is GIT_AUTHOR_*/COMMITTER_*
+    (empty: git's configured user)."""
     if _index_locked(repo):
         raise Refused("another git process is using the index (.git/index.lock exists); nothing was changed",
                       "run the janitor again when it has finished")
@@ -100,21 +124,19 @@ def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None) -> str:
     lines = [f"0 {ZERO}\t{src}\0{entries[src][0]} {entries[src][1]}\t{dst}\0" for src, dst in moves]
     repo.git("update-index", "-z", "--index-info", input="".join(lines).encode("utf-8", "surrogateescape"),
              env=index_env)
-    tree = repo.git("write-tree", env=index_env).decode().strip()
-    identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
-                "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
-    if date is not None:
-        identity |= {"GIT_AUTHOR_DATE": f"@{date} +0000", "GIT_COMMITTER_DATE": f"@{date} +0000"}
-    new = repo.git("commit-tree", tree, "-p", old, input=message(plan).encode("utf-8"),
+    # --missing-ok: in a pruned clone the archived blobs are promised by the remote, not held here
+    # (every entry comes from `old`'s tree, so none can be truly missing).
+    tree = repo.git("write-tree", "--missing-ok", env=index_env).decode().strip()
+    new = repo.git("commit-tree", tree, "-p", old, input=text(entries).encode("utf-8"),
                    env=identity).decode().strip()
     _write_journal(repo, {"old": old, "new": new, "moves": moves, "pid": os.getpid()})
-    moved = run(["update-ref", "-m", f"strata: {plan.summary()}", "HEAD", new, old], repo.root, check=False)
+    moved = run(["update-ref", "-m", reflog, "HEAD", new, old], repo.root, check=False)
     if moved.returncode != 0:
         _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
         if b"but expected" in moved.stderr:
-            raise Refused("HEAD moved while the janitor was planning; nothing was changed", "run it again")
+            raise Refused("HEAD moved meanwhile; nothing was changed", "run it again")
         raise Refused(f"could not move HEAD ({moved.stderr.decode('utf-8', 'replace').strip().splitlines()[-1]}); "
-                      "nothing was changed", "run the janitor again when no other git command is running")
+                      "nothing was changed", "run it again when no other git command is running")
     _finish(repo, old, new, moves)
     _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
     return new

@@ -107,11 +107,27 @@ def _full(repo: Repo, db, times: dict[str, int], max_bytes: int) -> Scan:
     from strata_git import catalog
 
     scan = catalog.scan(repo, db, max_bytes)
+    pruned = _pruned_archive(repo, scan)
+    if pruned:  # a pruned clone keeps archive/ out of the working tree: the shadow index lists it
+        order = {"active": 0, "cooled": 1, "archive": 2}
+        scan = scan._replace(entries=sorted([*scan.entries, *pruned], key=lambda e: (order[e.tier], e.name)))
+    catalog.set_meta(db, "pruned_archive", str(len(pruned)))
     sections = _sections(scan.entries, times)
     db.execute("DELETE FROM sections")
     db.executemany("INSERT INTO sections VALUES (?,?,?)", sections)
     write(repo.root, assemble(sections, _counts(scan.entries)))
     return scan
+
+
+def _pruned_archive(repo: Repo, scan: Scan) -> list[Entry]:
+    """Entries for archived memories that are not in the working tree (only in a pruned clone)."""
+    from strata_git import archive, shadow
+
+    if not archive.is_pruned(repo):
+        return []
+    on_disk = {e.name for e in scan.entries if e.tier == "archive"}
+    return [Entry("archive", row.path.partition("/")[2], row.size, row.title, row.type, row.tags)
+            for row in shadow.all_rows(repo) if row.path.partition("/")[2] not in on_disk]
 
 
 def _incremental(repo: Repo, db, times: dict[str, int], paths: list[str], max_bytes: int) -> None:
@@ -126,6 +142,7 @@ def _incremental(repo: Repo, db, times: dict[str, int], paths: list[str], max_by
         else:
             db.execute("DELETE FROM sections WHERE tier = ? AND folder = ?", (tier, folder))
     counts = dict(db.execute("SELECT tier, count(*) FROM memories GROUP BY tier").fetchall())
+    counts["archive"] = counts.get("archive", 0) + int(catalog.get_meta(db, "pruned_archive") or 0)
     write(repo.root, assemble(db.execute("SELECT tier, folder, text FROM sections").fetchall(), counts))
 
 

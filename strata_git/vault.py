@@ -9,6 +9,7 @@ git-strata processes on one repository.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import time
 from contextlib import contextmanager
@@ -283,8 +284,12 @@ class Vault:
                     None) or self.locate(name)[0]
         if tier is None:
             raise self._not_found(norm)
+        if tier == "archive":  # reading an archived memory brings it back (fetching it if pruned)
+            self.recall(norm, via=via)
+            tier = "active"
+        else:
+            access.record(self.repo, names.display(norm), tier, via)
         raw = safefs.read(self.repo.root, names.tier_path(tier, norm), self.cfg.max_memory_bytes)
-        access.record(self.repo, names.display(norm), tier, via)
         return Read(norm, tier, raw)
 
     def list(self, tier: str | None = None, type: str | None = None) -> list[Entry]:
@@ -311,31 +316,87 @@ class Vault:
             self.refresh_router()
             return Change("forget", norm, path, commit, f"undo with: git revert {commit[:12]}")
 
-    def recall(self, name: str, via: str = "api") -> Change:
-        """Bring a cooled (or locally present archived) memory back to active/ as a pure rename."""
+    def recall(self, items: str | list[str], via: str = "api", match: bool = False) -> list[Change]:
+        """Bring cooled or archived memories back to active/ in one commit.
+
+        Each item is a name or, with `match`, when no memory has that name, a query whose
+        best cooled or archived hit is recalled. Archived content this clone does not hold is fetched from
+        the archive remote first, all in one batch: if that fails nothing is changed.
+        """
+        from strata_git import archive, migrate, router, shadow
+
+        wanted = [items] if isinstance(items, str) else list(items)
+        if not wanted:
+            raise BadName("nothing to recall", "give one or more memory names (or a query)")
         with self.locked():
-            tier, norm = self.locate(name)
-            if tier is None:
-                raise self._not_found(norm)
-            dst = names.tier_path("active", norm)
-            if tier == "active":
-                return Change("recall", norm, dst, None, "already active")
-            src = names.tier_path(tier, norm)
-            self._require_clean(src, "recall")
-            if safefs.kind(self.repo.root, src) != "file":
-                raise NotFound(f"{src} is not in this working tree", "it may be pruned; fetch it first")
+            migrate.recover(self.repo)
+            migrate.refuse_unless_settled(self.repo)
+            found: dict[str, tuple[str, str]] = {}  # name -> (tier, how it was found)
+            done: list[Change] = []
+            for item in wanted:
+                tier, norm, how = self._recall_target(item, match)
+                if tier == "active":
+                    done.append(Change("recall", norm, names.tier_path("active", norm), None, "already active"))
+                elif norm not in found:
+                    found[norm] = (tier, how)
+            if not found:
+                return done
+            moves = []
+            for norm, (tier, _) in found.items():
+                src, dst = names.tier_path(tier, norm), names.tier_path("active", norm)
+                self._require_movable(src)
+                if os.path.lexists(os.path.join(self.repo.root, dst)):
+                    raise Refused(f"{dst} already exists on disk, so {src} cannot come back there",
+                                  f"move {dst} aside, then run recall again")
+                moves.append((src, dst))
             self.repo.require_identity()
+            old = self.repo.head() or ""
+            blobs = migrate._entries(self.repo, old, [src for src, _ in moves])
+            archive.fetch_blobs(self.repo, self.cfg, archive.absent(self.repo, sorted({b for _, b in blobs.values()})))
+            shown = [names.display(n) for n in found]
+            subject = f"strata: recall {shown[0]}" if len(shown) == 1 else f"strata: recall {len(shown)} memories"
+            trailers = [f"Strata-Recall: {json.dumps({'name': names.display(n), 'from': t}, ensure_ascii=False)}"
+                        for n, (t, _) in found.items()]
+            text = f"{subject}\n\nStrata-Action: recall\n" + "\n".join(trailers) + f"\nStrata-Via: {via}\n"
+            commit = migrate.move(self.repo, old, moves, lambda _: text, {}, subject)
+            for norm in found:
+                access.record(self.repo, names.display(norm), "active", via)
+            router.refresh(self.repo, self.cfg.max_memory_bytes,
+                           moved=([p for m in moves for p in m], self.repo.git("rev-parse", f"{old}^{{tree}}")
+                                  .decode().strip()))
+            shadow.refresh(self.repo)
+            return done + [Change("recall", norm, names.tier_path("active", norm), commit,
+                                  f"moved from {tier}/" + (f" ({how})" if how else ""))
+                           for norm, (tier, how) in found.items()]
 
-            def stage() -> None:
-                safefs.make_parents(self.repo.root, dst)
-                self.repo.git("mv", "--", src, dst)
+    def _recall_target(self, item: str, match: bool) -> tuple[str, str, str]:
+        """(tier, name, how) of what `item` names, or (`match`) of the best non-active hit for it as a query."""
+        from strata_git import search
 
-            commit = self._commit([src, dst], stage, f"strata: recall {names.display(norm)}",
-                                  {"Strata-Action": "recall", "Strata-Name": names.display(norm),
-                                   "Strata-From": tier, "Strata-Via": via})
-            access.record(self.repo, names.display(norm), "active", via)
-            self.refresh_router()
-            return Change("recall", norm, dst, commit, f"moved from {tier}/")
+        try:
+            tier, norm = self.locate(item)
+        except BadName:
+            if not match:
+                raise
+            tier, norm = None, ""
+        if tier is not None:
+            return tier, norm, ""
+        if not match:
+            raise self._not_found(norm)
+        hits = [h for h in search.search(self.repo, item, limit=20, max_bytes=self.cfg.max_memory_bytes)
+                if h.tier != "active"]
+        if not hits:
+            raise self._not_found(norm) if norm else NotFound(f"no memory named or matching {item!r}",
+                                                              "see `git strata search`")
+        return hits[0].tier, names.normalize(hits[0].name), f"best match for {item!r}"
+
+    def _require_movable(self, src: str) -> None:
+        """A cooled or archived file may move if it is committed and unchanged; an archived one
+        a pruned clone keeps out of the working tree (skip-worktree, no file) may too."""
+        flags = self.repo.git("ls-files", "-v", "--", src)[:1]
+        if flags == b"S" and src.startswith("archive/") and not os.path.lexists(os.path.join(self.repo.root, src)):
+            return
+        self._require_clean(src, "recall")
 
     def edit(self, name: str, run_editor: Callable[[str], None], via: str = "api") -> Change:
         """Open an active memory in an editor and commit the result if it is valid and changed."""
@@ -346,7 +407,7 @@ class Vault:
                            f"create it with `git strata write {names.display(norm)} -m TEXT`")
         if tier != "active":
             raise Refused(f"{names.display(norm)} is in {tier}/, which is read-only",
-                          f"bring it back with `git strata recall {names.display(norm)}`, then edit it")
+                          f"bring it back with `git strata recall {names.display(norm)}` (or `git strata edit --recall ...`)")
         if safefs.kind(self.repo.root, path) != "file":
             raise Refused(f"{path} is not a regular file", "replace it with a real file")
         before = safefs.read(self.repo.root, path, self.cfg.max_memory_bytes)
@@ -376,12 +437,23 @@ class Vault:
 
         from strata_git import router
 
+        from strata_git import archive, shadow
+        from strata_git.errors import StrataError
+
         with self.locked(wait=0):
             result = cycle.run(self.repo, self.cfg, dry_run=dry_run, now=now)
+            if self.cfg.archive_prune and not dry_run:
+                # Push, verify, prune; a failure is reported and the next cycle retries.
+                try:
+                    result = result._replace(archive=archive.archive(self.repo, self.cfg).as_dict())
+                except StrataError as e:
+                    result = result._replace(archive={"error": e.message, "hint": e.hint})
         if result.commit:  # only the moved paths changed: no need to rescan every file
             old_tree = self.repo.git("rev-parse", f"{result.plan.head}^{{tree}}").decode().strip()
             paths = [p for move in result.plan.moves for p in move.paths]
             router.refresh(self.repo, self.cfg.max_memory_bytes, moved=(paths, old_tree))
+        if result.commit or result.archive:
+            shadow.refresh(self.repo)
         return result
 
     def serve(self, interval: int, live: bool = False, once: bool = False,
@@ -394,6 +466,37 @@ class Vault:
             return {k: result[k] for k in ("summary", "commit", "head", "skipped", "recovered")}
 
         return serve.serve(self.repo, one, interval, live, once, say)
+
+    def search(self, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
+               rank: str = "merged") -> list:
+        """Hits for any text over active/, cooled/ and the shadow index of archive/ (see search.py)."""
+        from strata_git import search
+
+        return search.search(self.repo, query, tier=tier, type=type, limit=limit, rank=rank,
+                             max_bytes=self.cfg.max_memory_bytes)
+
+    def archive(self, dry_run: bool = False):
+        """Push archived content to the archive remote, verify it there, then prune it here."""
+        from strata_git import archive, migrate, router, shadow
+
+        with self.locked():
+            if not dry_run:
+                migrate.recover(self.repo)
+            report = archive.archive(self.repo, self.cfg, dry_run=dry_run)
+        if not dry_run:
+            shadow.refresh(self.repo)
+            router.refresh(self.repo, self.cfg.max_memory_bytes)
+        return report
+
+    def reindex(self) -> dict:
+        """Rebuild the shadow index from history and the catalog from the working tree."""
+        from strata_git import catalog, shadow
+
+        archived = shadow.build(self.repo, self.repo.head())
+        catalog.reset(self.repo)
+        scan = self.refresh_router()
+        return {"archived": archived, "active_and_cooled": sum(1 for e in scan.entries if e.tier != "archive"),
+                "shadow_commit": self.repo.head()}
 
     def log(self, name: str | None = None, limit: int = 50) -> list[dict]:
         """Migrations, newest first, from the janitor commits' trailers (optionally of one memory)."""

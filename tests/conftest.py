@@ -71,3 +71,61 @@ def head(cwd: Path) -> str:
 
 def commit_count(cwd: Path) -> int:
     return int(git(cwd, "rev-list", "--count", "HEAD").stdout.decode())
+
+
+def bare_remote(path: Path, filter: bool = True) -> Path:
+    """A bare repository configured as the archive remote needs (see README "The archive")."""
+    git(path.parent, "init", "-q", "--bare", "-b", "main", str(path))
+    if filter:
+        git(path, "config", "uploadpack.allowFilter", "true")
+        git(path, "config", "uploadpack.allowAnySHA1InWant", "true")
+    return path
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Daemon:
+    """`git daemon` on 127.0.0.1 serving `base` (a real network transport), stopped by the test."""
+
+    def __init__(self, base: Path) -> None:
+        import time
+
+        self.base = base
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            ["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all", "--enable=receive-pack",
+             "--listen=127.0.0.1", f"--port={self.port}", str(base)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            if self._listening():
+                break
+            time.sleep(0.05)
+
+    def _listening(self) -> bool:
+        import socket
+
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def url(self, name: str) -> str:
+        return f"git://127.0.0.1:{self.port}/{name}"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def daemon(tmp_path: Path):
+    base = tmp_path / "served"
+    base.mkdir()
+    d = Daemon(base)
+    yield d
+    d.stop()

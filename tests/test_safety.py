@@ -108,7 +108,7 @@ def _failing_commit(monkeypatch: pytest.MonkeyPatch, after: bool) -> None:
     monkeypatch.setattr(Repo, "commit", commit)
 
 
-@pytest.mark.parametrize("operation", ["create", "update", "forget", "recall"])
+@pytest.mark.parametrize("operation", ["create", "update", "forget"])
 def test_a_failed_commit_puts_everything_back(vault, mem: Path, monkeypatch: pytest.MonkeyPatch, operation: str):
     vault.write("x", b"v1\n")
     seed(mem, "cooled/c.md", "cold\n")
@@ -116,7 +116,7 @@ def test_a_failed_commit_puts_everything_back(vault, mem: Path, monkeypatch: pyt
     _failing_commit(monkeypatch, after=False)
     with pytest.raises(GitFailed):
         {"create": lambda: vault.write("new", b"n\n"), "update": lambda: vault.write("x", b"v2\n"),
-         "forget": lambda: vault.forget("x"), "recall": lambda: vault.recall("c")}[operation]()
+         "forget": lambda: vault.forget("x")}[operation]()
     assert head(mem) == before and commit_count(mem) == count
     assert git(mem, "status", "--porcelain").stdout == b""
     assert (mem / "active/x.md").read_bytes() == b"v1\n"

@@ -1,0 +1,75 @@
+"""`git strata clone URL [DIR]`: a new machine joins small.
+
+The clone is a partial clone (`--filter=blob:none`) whose checkout leaves archive/
+out (sparse patterns `/*`, `!/archive/`). It holds every commit and tree, the blobs
+of HEAD outside archive/ (fetched in one batch), the other machines' access records,
+and nothing of the archive's content; the shadow index is built from history at once,
+so archived memories are searchable straight away and rehydrate on demand.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from strata_git import archive
+from strata_git.errors import NotFound, Refused
+from strata_git.git import discover, run
+
+
+class Cloned(NamedTuple):
+    root: str
+    url: str
+    archived: int  # memories under archive/ at HEAD
+    archived_local: int  # of those, how many blobs came down anyway (0 unless the server ignored the filter)
+    warning: str
+
+    def as_dict(self) -> dict:
+        return self._asdict()
+
+
+def _target(url: str, folder: str | None) -> str:
+    if folder:
+        return os.path.abspath(folder)
+    base = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    base = base[:-4] if base.endswith(".git") else base
+    return os.path.abspath(base or "memory")
+
+
+def clone(url: str, folder: str | None = None) -> Cloned:
+    from strata_git import config, hooks, router, shadow
+
+    target = _target(url, folder)
+    if "://" not in url and os.path.isdir(url):  # a local path: git would copy it whole, filter or not
+        url = "file://" + os.path.abspath(url)
+    if os.path.lexists(target) and (not os.path.isdir(target) or os.listdir(target)):
+        raise Refused(f"{target} already exists and is not an empty folder", "give another folder: git strata clone URL DIR")
+    proc = run(["clone", "-q", "--filter=blob:none", "--no-checkout", "--", url, target], os.getcwd(), check=False)
+    if proc.returncode != 0:
+        reason = archive._last(proc.stderr)
+        raise NotFound(f"could not clone {archive.shown_url(url)}: {reason}", "check the url and that the server is reachable")
+    repo = discover(target)
+    if not repo.head():
+        raise Refused(f"{archive.shown_url(url)} has no commits: it is not a memory repository yet",
+                      "run `git strata init` in a clone of it, or clone a memory repository")
+    repo.git("sparse-checkout", "set", "--no-cone", *archive.SPARSE_PATTERNS)
+    # Every blob the checkout needs, in one fetch: active/, cooled/ and any file outside archive/.
+    needed = archive.absent(repo, sorted(archive._live(repo) - {""}))
+    archive.fetch_blobs_from(repo, "origin", needed)
+    repo.git("read-tree", "-m", "-u", "HEAD")
+    if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
+        raise NotFound(f"cloned into {target}, but it has no {config.CONFIG_PATH}: not a memory repository",
+                       f"run `git strata init {target}` to make it one")
+    run(["fetch", "-q", "origin", "+refs/strata/access/*:refs/strata-remotes/origin/access/*"], repo.root, check=False)
+    hooks.install(repo)
+    cfg = config.load(repo.root, repo.state_dir())
+    archived = shadow.build(repo, repo.head())
+    router.refresh(repo, cfg.max_memory_bytes)
+    blobs = sorted({row.blob for row in shadow.all_rows(repo)})
+    local = len(blobs) - len(archive.absent(repo, blobs))
+    warning = ""
+    if local:
+        warning = (f"the server sent {local} archived blob(s) anyway (it ignores --filter): set "
+                   f"{archive.SERVER_SETTINGS} on it, then `git strata archive` prunes them here")
+    return Cloned(repo.root, archive.shown_url(url), archived, local, warning)
+

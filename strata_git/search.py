@@ -1,0 +1,128 @@
+"""One search over all three tiers.
+
+active/ and cooled/ are searched in the catalog's full-text table, brought in line
+with the working tree first (a file saved a moment ago, committed or not, is found as
+it is now); archive/ is searched in the shadow index, fresh for HEAD. Scores are
+FTS5's bm25 (negated: higher is better) with title > tags and type > body.
+
+Two orders: `merged` (the default) sorts every hit by score whatever its tier;
+`cascade` lists active hits first, then cooled, then archive. The choice comes from
+bench/retrieval.py (recall@5 on queries with known answers spread over the tiers):
+see README "Search".
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import NamedTuple
+
+from strata_git import catalog, names, safefs, shadow, textindex
+from strata_git.errors import BadName
+from strata_git.git import Repo
+
+RANKS = ("merged", "cascade")
+MAX_QUERY_CHARS = 100_000
+MAX_LIMIT = 1000
+# bm25 column weights: title, tags (and type), body.
+WEIGHTS = (5.0, 3.0, 1.0)
+
+
+class Hit(NamedTuple):
+    tier: str
+    name: str  # without the .md suffix
+    title: str
+    type: str
+    score: float
+    snippet: str
+    commit: str = ""  # archive hits: the commit that archived it
+    blob: str = ""  # archive hits: the blob holding it
+
+    @property
+    def path(self) -> str:
+        return f"{self.tier}/{self.name}{names.SUFFIX}"
+
+    def as_dict(self) -> dict:
+        out = {"tier": self.tier, "name": self.name, "path": self.path, "title": self.title, "type": self.type,
+               "score": self.score, "snippet": self.snippet}
+        if self.tier == "archive":
+            out |= {"commit": self.commit or None, "blob": self.blob}
+        return out
+
+
+def check(query: object, tier: str | None, limit: int, rank: str) -> str:
+    if not isinstance(query, str):
+        raise BadName("the search query must be text", "pass the words to look for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise BadName(f"the search query is {len(query)} characters, over the {MAX_QUERY_CHARS} limit",
+                      "search for the key words instead")
+    if tier is not None and tier not in names.TIERS:
+        raise BadName(f"unknown tier {tier!r}", f"use one of: {', '.join(names.TIERS)}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise BadName(f"bad limit {limit!r}", f"give a whole number from 1 to {MAX_LIMIT}")
+    if rank not in RANKS:
+        raise BadName(f"unknown ranking {rank!r}", f"use one of: {', '.join(RANKS)}")
+    return query
+
+
+def _live(repo: Repo, expr: str, terms: list[str], tier: str | None, type: str | None, limit: int,
+          max_bytes: int) -> list[Hit]:
+    tiers = catalog.SEARCHED if tier is None else (tier,)
+    where, args = [f"m.tier IN ({','.join('?' * len(tiers))})"], [*tiers]
+    if type is not None:
+        where.append("m.type = ?")
+        args.append(type)
+    sql = (f"SELECT m.tier, m.name, m.title, m.type, bm25(docs, 0, {', '.join(map(str, WEIGHTS))}) AS s "
+           f"FROM docs JOIN memories m ON m.path = docs.path WHERE docs MATCH ? AND {' AND '.join(where)} "
+           "ORDER BY s LIMIT ?")
+    with catalog.connect(repo) as db:
+        catalog.sync(repo, db, max_bytes, tiers)
+        rows = db.execute(sql, (expr, *args, limit)).fetchall()
+    hits = []
+    for t, name, title, kind, score in rows:
+        try:
+            text = safefs.read(repo.root, f"{t}/{name}", max_bytes).decode("utf-8", "replace")
+        except Exception:  # noqa: BLE001 - gone since the scan: show no snippet rather than fail
+            text = ""
+        body = text.split("\n---", 1)[-1] if text.startswith("---") else text
+        hits.append(Hit(t, name[: -len(names.SUFFIX)], title or name[: -len(names.SUFFIX)], kind,
+                        round(-score, 4), catalog.clean(textindex.snippet(body, terms))))
+    return hits
+
+
+def _archived(repo: Repo, expr: str, terms: list[str], type: str | None, limit: int) -> list[Hit]:
+    sql = (f"SELECT e.name, e.title, e.type, e.preview, e.commit_id, e.blob, "
+           f"bm25(terms, {', '.join(map(str, WEIGHTS))}) AS s FROM terms JOIN entries e ON e.id = terms.rowid "
+           f"WHERE terms MATCH ? {'AND e.type = ?' if type is not None else ''} ORDER BY s LIMIT ?")
+    args = (expr, type, limit) if type is not None else (expr, limit)
+    for attempt in (1, 2):
+        try:
+            with shadow.connect(repo) as db:
+                rows = db.execute(sql, args).fetchall()
+            break
+        except sqlite3.DatabaseError:
+            if attempt == 2:
+                raise
+            shadow.build(repo, repo.head())  # corrupt where only a query reaches: rebuild, then ask again
+    return [Hit("archive", name, title or name, kind, round(-score, 4), textindex.snippet(preview, terms), commit, blob)
+            for name, title, kind, preview, commit, blob, score in rows]
+
+
+def search(repo: Repo, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
+           rank: str = "merged", max_bytes: int = 1024 * 1024) -> list[Hit]:
+    """The best `limit` hits for any text, over the tiers asked for (all by default)."""
+    check(query, tier, limit, rank)
+    expr = textindex.match_expression(query)
+    if not expr:
+        return []  # nothing searchable in it (only punctuation, say): no hits, no error
+    terms = textindex.query_terms(query)
+    hits: list[Hit] = []
+    if tier in (None, "active", "cooled"):
+        hits += _live(repo, expr, terms, tier, type, limit, max_bytes)
+    if tier in (None, "archive"):
+        hits += _archived(repo, expr, terms, type, limit)
+    order = {t: i for i, t in enumerate(names.TIERS)}
+    if rank == "cascade":
+        hits.sort(key=lambda h: (order[h.tier], -h.score, h.name))
+    else:
+        hits.sort(key=lambda h: (-h.score, order[h.tier], h.name))
+    return hits[:limit]
