@@ -209,11 +209,28 @@ def _record(repo: Repo, remote: str, url: str, commit: str, blobs: list[str], cf
 
 
 def _sparse(repo: Repo) -> None:
-    """Take archive/ out of the working tree (its files are committed and unchanged: checked)."""
-    if is_pruned(repo):
-        return
+    """Take archive/ out of the working tree (its files are committed and unchanged: checked).
+    Run every time: a run killed inside `sparse-checkout set` may have left only the patterns."""
     repo.git("update-index", "-q", "--refresh", check=False)
-    repo.git("sparse-checkout", "set", "--no-cone", *SPARSE_PATTERNS)
+    on = repo.git("config", "--get", "core.sparseCheckout", check=False).decode().strip() == "true"
+    if on and is_pruned(repo):
+        repo.git("sparse-checkout", "reapply")
+    else:
+        repo.git("sparse-checkout", "set", "--no-cone", *SPARSE_PATTERNS)
+
+
+def _clear_leftovers(repo: Repo, remote: str, branch: str) -> None:
+    """What a run killed mid-way can leave: git lock files no process holds any more, and
+    scratch repositories of verifications that never finished."""
+    from strata_git import migrate
+
+    for lock in ("index.lock", "config.lock", "config.worktree.lock", "info/sparse-checkout.lock",
+                 "packed-refs.lock", f"{VERIFIED_REFS}{remote}.lock", f"refs/remotes/{remote}/{branch}.lock"):
+        migrate.clear_stale_lock(repo, os.path.join(repo.git_dir, lock))
+    for name in os.listdir(repo.state_dir()):
+        pid = name.split("-")[1] if name.startswith("verify-") and name.count("-") >= 2 else ""
+        if pid.isdigit() and not migrate._alive(int(pid)):
+            shutil.rmtree(os.path.join(repo.state_dir(), name), ignore_errors=True)
 
 
 def _become_partial(repo: Repo, remote: str) -> None:
@@ -285,6 +302,8 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
         first = dirty.split(b"\0")[0][3:].decode("utf-8", "replace")
         raise Refused(f"archive/ has uncommitted changes ({first}); nothing was pushed or pruned",
                       f"commit or discard them (`git checkout -- {first}`), then run again")
+    if not dry_run:
+        _clear_leftovers(repo, remote, branch)
     before = _git_bytes(repo)
     missing = len([line for line in repo.git("rev-list", "--objects", "--no-object-names", "--missing=print", head).decode().split() if line.startswith("?")])
     if dry_run:
