@@ -297,9 +297,12 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
     if head is None:
         raise Refused("the repository has no commits yet", "run `git strata init` first")
     branch = repo.git("symbolic-ref", "--short", "HEAD").decode().strip()
-    dirty = repo.git("status", "--porcelain", "-z", "--untracked-files=no", "--no-renames", "--", "archive").strip(b"\0")
+    out = repo.git("status", "--porcelain", "-z", "--untracked-files=no", "--no-renames", "--", "archive")
+    # A file only missing from the working tree (" D") is still committed: pruning takes it out
+    # anyway (and a run killed inside `sparse-checkout set` leaves exactly that).
+    dirty = [item for item in out.split(b"\0") if item and not item.startswith(b" D ")]
     if dirty:
-        first = dirty.split(b"\0")[0][3:].decode("utf-8", "replace")
+        first = dirty[0][3:].decode("utf-8", "replace")
         raise Refused(f"archive/ has uncommitted changes ({first}); nothing was pushed or pruned",
                       f"commit or discard them (`git checkout -- {first}`), then run again")
     if not dry_run:

@@ -24,7 +24,7 @@ from strata_git.memory import UNSAFE_TO_DISPLAY
 from strata_git.git import Repo
 from strata_git.names import SUFFIX, TIERS
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 DB = "catalog.sqlite"
 PLACEHOLDER = ".gitkeep"
 TAG_SEP = "\x1f"  # tags cannot contain control characters (memory.check_known_keys)
@@ -42,6 +42,7 @@ CREATE TABLE frontmatter (hash TEXT PRIMARY KEY, meta TEXT NOT NULL) WITHOUT ROW
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE blob_types (oid TEXT PRIMARY KEY, type TEXT NOT NULL) WITHOUT ROWID;
 CREATE VIRTUAL TABLE docs USING fts5(path UNINDEXED, title, tags, body, tokenize = "unicode61 remove_diacritics 2");
+CREATE VIRTUAL TABLE docs_vocab USING fts5vocab(docs, 'row');
 """
 SEARCHED = ("active", "cooled")  # archive/ is searched through the shadow index, present or pruned
 
@@ -86,7 +87,7 @@ def _open(path: str) -> sqlite3.Connection:
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             db.executescript("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS sections;"
                              "DROP TABLE IF EXISTS frontmatter; DROP TABLE IF EXISTS meta;"
-                             "DROP TABLE IF EXISTS blob_types; DROP TABLE IF EXISTS docs;"
+                             "DROP TABLE IF EXISTS blob_types; DROP TABLE IF EXISTS docs_vocab; DROP TABLE IF EXISTS docs;"
                              + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
     except BaseException:
         db.close()
@@ -139,7 +140,7 @@ def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], stray
         return
     for item in items:
         rel = f"{folder}/{item.name}"
-        if UNSAFE_TO_DISPLAY.search(item.name):  # never a valid name; it could forge index.md lines
+        if not item.name.isprintable() and UNSAFE_TO_DISPLAY.search(item.name):  # could forge index.md lines
             strays.append(rel.encode("unicode_escape").decode("ascii"))
         elif item.is_dir(follow_symlinks=False):
             _walk(root, rel, found, strays)

@@ -74,6 +74,11 @@ class Repo(NamedTuple):
         os.makedirs(path, exist_ok=True)
         return path
 
+    def head_quick(self) -> str | None:
+        """HEAD's commit id read from the ref files (no git process), else from git."""
+        found = _read_head(self.git_dir)
+        return found if found is not None else self.head()
+
     def head(self) -> str | None:
         proc = run(["rev-parse", "-q", "--verify", "HEAD^{commit}"], self.root, check=False)
         return proc.stdout.decode().strip() if proc.returncode == 0 else None
@@ -119,6 +124,38 @@ class Repo(NamedTuple):
         proc = run(["check-ignore", "-q", "--no-index", "--", path], self.root, check=False,
                    env={"GIT_LITERAL_PATHSPECS": "0"})  # check-ignore refuses literal pathspecs
         return proc.returncode == 0
+
+
+def _read_head(git_dir: str) -> str | None:
+    """HEAD's commit id from .git/HEAD, the loose ref or packed-refs; None when unsure (a symbolic
+    ref to a symbolic ref, a reftable, an unborn branch): the caller then asks git."""
+    import re
+
+    def read(path: str) -> str:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip()
+
+    try:
+        value = read(os.path.join(git_dir, "HEAD"))
+        if not value.startswith("ref: "):
+            return value if re.fullmatch(r"[0-9a-f]{40}", value) else None
+        ref = value[5:]
+        common = git_dir
+        if os.path.exists(os.path.join(git_dir, "commondir")):
+            common = os.path.normpath(os.path.join(git_dir, read(os.path.join(git_dir, "commondir"))))
+        for folder in (git_dir, common):
+            try:
+                value = read(os.path.join(folder, ref))
+                return value if re.fullmatch(r"[0-9a-f]{40}", value) else None
+            except FileNotFoundError:
+                continue
+        with open(os.path.join(common, "packed-refs"), encoding="utf-8") as f:
+            for line in f:
+                if line.rstrip("\n").endswith(" " + ref):
+                    return line.split(" ", 1)[0]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
 
 
 def require_identity(cwd: str) -> None:

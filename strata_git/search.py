@@ -64,7 +64,45 @@ def check(query: object, tier: str | None, limit: int, rank: str) -> str:
     return query
 
 
-def _live(repo: Repo, expr: str, terms: list[str], tier: str | None, type: str | None, limit: int,
+COMMON = 0.2  # a term in more than this share of the documents is dropped while rarer ones remain
+
+
+def selective(db: sqlite3.Connection, vocab: str, terms: list[str], total: int) -> list[str]:
+    """The query's terms without those most documents contain: bm25 gives them almost no weight,
+    and scoring every document that has one is what would make a query slow. If every term is
+    common, the two rarest stay."""
+    if total < 200 or len(terms) < 2:
+        return terms
+    df = {}
+    for t in terms:
+        if textindex.is_prefix(t):
+            row = db.execute(f"SELECT sum(doc) FROM {vocab} WHERE term >= ? AND term < ?", (t, t + "\U0010ffff"))
+        else:
+            row = db.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (t,))
+        df[t] = (row.fetchone() or (0,))[0] or 0
+    kept = [t for t in terms if df[t] <= COMMON * total]
+    return kept or sorted(terms, key=lambda t: df[t])[:2]
+
+
+def _run(db: sqlite3.Connection, table: str, sql: str, terms: list[str], args: tuple) -> list[tuple]:
+    """Run a MATCH query; if FTS5 still finds something to object to in a term (its tokenizer
+    splitting one where ours did not), drop the terms it refuses one by one and ask again."""
+    try:
+        return db.execute(sql, (textindex.expression(terms), *args)).fetchall()
+    except sqlite3.OperationalError as e:
+        if "fts5" not in str(e) and "syntax" not in str(e):
+            raise
+    usable = []
+    for t in terms:
+        try:
+            db.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 0", (textindex.expression([t]),))
+            usable.append(t)
+        except sqlite3.OperationalError:
+            continue
+    return db.execute(sql, (textindex.expression(usable), *args)).fetchall() if usable else []
+
+
+def _live(repo: Repo, terms: list[str], tier: str | None, type: str | None, limit: int,
           max_bytes: int) -> list[Hit]:
     tiers = catalog.SEARCHED if tier is None else (tier,)
     where, args = [f"m.tier IN ({','.join('?' * len(tiers))})"], [*tiers]
@@ -76,7 +114,8 @@ def _live(repo: Repo, expr: str, terms: list[str], tier: str | None, type: str |
            "ORDER BY s LIMIT ?")
     with catalog.connect(repo) as db:
         catalog.sync(repo, db, max_bytes, tiers)
-        rows = db.execute(sql, (expr, *args, limit)).fetchall()
+        total = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        rows = _run(db, "docs", sql, selective(db, "docs_vocab", terms, total), (*args, limit))
     hits = []
     for t, name, title, kind, score in rows:
         try:
@@ -89,37 +128,41 @@ def _live(repo: Repo, expr: str, terms: list[str], tier: str | None, type: str |
     return hits
 
 
-def _archived(repo: Repo, expr: str, terms: list[str], type: str | None, limit: int) -> list[Hit]:
-    sql = (f"SELECT e.name, e.title, e.type, e.preview, e.commit_id, e.blob, "
+def _archived(repo: Repo, terms: list[str], type: str | None, limit: int) -> list[Hit]:
+    sql = (f"SELECT e.path, e.title, e.type, e.preview, e.commit_id, e.blob, "
            f"bm25(terms, {', '.join(map(str, WEIGHTS))}) AS s FROM terms JOIN entries e ON e.id = terms.rowid "
            f"WHERE terms MATCH ? {'AND e.type = ?' if type is not None else ''} ORDER BY s LIMIT ?")
-    args = (expr, type, limit) if type is not None else (expr, limit)
     for attempt in (1, 2):
         try:
             with shadow.connect(repo) as db:
-                rows = db.execute(sql, args).fetchall()
+                total = db.execute("SELECT count(*) FROM entries").fetchone()[0]
+                rows = _run(db, "terms", sql, selective(db, "vocab", terms, total),
+                            (type, limit) if type is not None else (limit,))
             break
         except sqlite3.DatabaseError:
             if attempt == 2:
                 raise
             shadow.build(repo, repo.head())  # corrupt where only a query reaches: rebuild, then ask again
-    return [Hit("archive", name, title or name, kind, round(-score, 4), textindex.snippet(preview, terms), commit, blob)
-            for name, title, kind, preview, commit, blob, score in rows]
+    found = []
+    for path, title, kind, preview, commit, blob, score in rows:
+        name = path.partition("/")[2][: -len(names.SUFFIX)]
+        found.append(Hit("archive", name, title or name, kind, round(-score, 4), textindex.snippet(preview, terms),
+                         commit, blob))
+    return found
 
 
 def search(repo: Repo, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
            rank: str = "merged", max_bytes: int = 1024 * 1024) -> list[Hit]:
     """The best `limit` hits for any text, over the tiers asked for (all by default)."""
     check(query, tier, limit, rank)
-    expr = textindex.match_expression(query)
-    if not expr:
-        return []  # nothing searchable in it (only punctuation, say): no hits, no error
     terms = textindex.query_terms(query)
+    if not terms:
+        return []  # nothing searchable in it (only punctuation, say): no hits, no error
     hits: list[Hit] = []
     if tier in (None, "active", "cooled"):
-        hits += _live(repo, expr, terms, tier, type, limit, max_bytes)
+        hits += _live(repo, terms, tier, type, limit, max_bytes)
     if tier in (None, "archive"):
-        hits += _archived(repo, expr, terms, type, limit)
+        hits += _archived(repo, terms, type, limit)
     order = {t: i for i, t in enumerate(names.TIERS)}
     if rank == "cascade":
         hits.sort(key=lambda h: (order[h.tier], -h.score, h.name))

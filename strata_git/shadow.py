@@ -5,7 +5,7 @@ with one row per archived memory: name, path, blob id, the commit that archived 
 title, type, tags, size, keywords and a short preview. It is built from commit
 history alone, so a clone that never had an archived blob builds the same index as
 the machine that archived it: when the janitor archives a memory, its commit carries
-one `Strata-Shadow` trailer per memory (blob id, title, type, tags, size, its 48
+one `Strata-Shadow` trailer per memory (blob id, title, type, tags, size, its 32
 most frequent terms, a 160-character preview). A memory moved to archive/ without
 such a record (by hand) is indexed by its name alone, the same way everywhere.
 
@@ -28,15 +28,19 @@ from strata_git import names, textindex
 from strata_git.git import Repo
 
 DB = "shadow.sqlite"
-VERSION = 1
+VERSION = 4
 TRAILER = "Strata-Shadow"
+KEYWORDS = 32  # terms recorded per archived memory, most frequent first
 _SCHEMA = f"""
 CREATE TABLE entries (
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, name TEXT NOT NULL, blob TEXT NOT NULL,
-    commit_id TEXT NOT NULL, title TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL,
-    size INTEGER NOT NULL, preview TEXT NOT NULL
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, blob TEXT NOT NULL, commit_id TEXT NOT NULL,
+    title TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, size INTEGER NOT NULL,
+    preview TEXT NOT NULL, keywords TEXT NOT NULL
 );
-CREATE VIRTUAL TABLE terms USING fts5(title, tags, body, tokenize = "unicode61 remove_diacritics 2");
+-- Contentless: the index holds no second copy of the text; what a row indexed is recomputed
+-- from its entry to delete it. (detail = column would be smaller, but bm25 then scores 0.)
+CREATE VIRTUAL TABLE terms USING fts5(title, tags, body, content = '', tokenize = "unicode61 remove_diacritics 2");
+CREATE VIRTUAL TABLE vocab USING fts5vocab(terms, 'row');
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 PRAGMA user_version = {VERSION};
 """
@@ -70,7 +74,7 @@ def record(raw: bytes, name: str, blob: str) -> dict:
         title, type_, tags, body = "", "note", [], raw.decode("utf-8", "replace")
     return {"b": blob, "n": names.display(name), "t": catalog.clean(title)[:200], "y": type_,
             "g": [catalog.clean(t) for t in tags][:20], "s": len(raw),
-            "k": " ".join(textindex.keywords(f"{title}\n{body}")), "p": catalog.clean(textindex.preview(body))}
+            "k": " ".join(textindex.keywords(f"{title}\n{body}", KEYWORDS)), "p": catalog.clean(textindex.preview(body))}
 
 
 def trailer(rec: dict) -> str:
@@ -121,24 +125,30 @@ def _archived(repo: Repo, commit: str) -> dict[str, str]:
     return found
 
 
+def _indexed(path: str, title: str, type_: str, tags: str, preview: str, keywords: str) -> tuple[str, str, str]:
+    """(title, tags, body) as the full-text index holds them for one entry."""
+    name = path.partition("/")[2][: -len(names.SUFFIX)]
+    return (textindex.indexed(title), textindex.indexed(tags.replace("\x1f", " ") + " " + type_),
+            textindex.indexed(name.replace("/", " ")) + " " + keywords + " " + textindex.indexed(preview))
+
+
 def _insert(db: sqlite3.Connection, rows: list[Row]) -> None:
     from strata_git.catalog import doc_id
 
-    db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?,?,?,?)",
-                   ((doc_id(r.path), r.path, r.name, r.blob, r.commit, r.title, r.type, "\x1f".join(r.tags),
-                     r.size, r.preview) for r in rows))
+    values = [(doc_id(r.path), r.path, r.blob, r.commit, r.title, r.type, "\x1f".join(r.tags), r.size, r.preview,
+               r.keywords) for r in rows]
+    db.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?)", values)
     db.executemany("INSERT INTO terms (rowid, title, tags, body) VALUES (?,?,?,?)",
-                   ((doc_id(r.path), textindex.indexed(r.title), textindex.indexed(" ".join(r.tags) + " " + r.type),
-                     textindex.indexed(r.name.replace("/", " ")) + " " + r.keywords + " " + textindex.indexed(r.preview))
-                    for r in rows))
+                   ((v[0], *_indexed(v[1], v[4], v[5], v[6], v[8], v[9])) for v in values))
 
 
 def _delete(db: sqlite3.Connection, paths: list[str]) -> None:
-    from strata_git.catalog import doc_id
-
-    ids = [(doc_id(p),) for p in paths]
-    db.executemany("DELETE FROM entries WHERE id = ?", ids)
-    db.executemany("DELETE FROM terms WHERE rowid = ?", ids)
+    for p in paths:
+        row = db.execute("SELECT id, title, type, tags, preview, keywords FROM entries WHERE path = ?", (p,)).fetchone()
+        if row:
+            db.execute("INSERT INTO terms (terms, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)",
+                       (row[0], *_indexed(p, *row[1:])))
+            db.execute("DELETE FROM entries WHERE id = ?", (row[0],))
 
 
 def path(repo: Repo) -> str:
@@ -204,7 +214,7 @@ def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str) -> bool:
 
 def refresh(repo: Repo) -> str:
     """Bring the index to HEAD: 'fresh', 'updated' or 'rebuilt'."""
-    head = repo.head() or ""
+    head = repo.head_quick() or ""
     try:
         db = sqlite3.connect(f"file:{path(repo)}?mode=rw", uri=True, timeout=10, isolation_level=None)
     except sqlite3.OperationalError:
@@ -247,9 +257,8 @@ def connect(repo: Repo) -> Iterator[sqlite3.Connection]:
 
 def rows(db: sqlite3.Connection) -> list[tuple]:
     """Every entry in path order with its indexed terms (what two equal indexes share)."""
-    return db.execute("SELECT e.path, e.name, e.blob, e.commit_id, e.title, e.type, e.tags, e.size, e.preview, "
-                      "t.title, t.tags, t.body FROM entries e JOIN terms t ON t.rowid = e.id ORDER BY e.path"
-                      ).fetchall()
+    return db.execute("SELECT path, blob, commit_id, title, type, tags, size, preview, keywords FROM entries "
+                      "ORDER BY path").fetchall()
 
 
 def all_rows(repo: Repo) -> list[Row]:

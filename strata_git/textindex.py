@@ -16,7 +16,8 @@ from collections import Counter
 
 # Han (incl. extension A and compatibility), Hiragana, Katakana, Hangul syllables and jamo.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u31f0-\u31ff"
-_TOKEN = re.compile(f"[{_CJK}]+|[^\\W_]+(?:['’][^\\W_]+)?", re.UNICODE)
+# What FTS5's unicode61 keeps together (letters and digits), so each token stays one FTS5 token.
+_TOKEN = re.compile(f"[{_CJK}]+|[^\\W_]+", re.UNICODE)
 _CJK_RUN = re.compile(f"^[{_CJK}]")
 MAX_QUERY_TERMS = 32
 MAX_TOKEN_CHARS = 64
@@ -36,7 +37,7 @@ def tokens(text: str) -> list[str]:
         if _CJK_RUN.match(word):
             out.extend(word[i:i + 2] for i in range(max(1, len(word) - 1)))
         elif len(word) <= MAX_TOKEN_CHARS:
-            out.append(word.replace("’", "'"))
+            out.append(word)
     return out
 
 
@@ -45,19 +46,25 @@ def indexed(text: str) -> str:
     return " ".join(tokens(text))
 
 
-def match_expression(query: str) -> str:
-    """An FTS5 MATCH expression for any text: its distinct tokens, quoted, joined with OR
-    (stop words dropped when others remain); "" when the text has no searchable token."""
-    seen = list(dict.fromkeys(tokens(query)))
-    useful = [t for t in seen if t not in STOPWORDS] or seen
-    # Words of 4+ letters also match as prefixes ("deploy" finds "deployment"); CJK pieces do not need to.
-    return " OR ".join('"' + t.replace('"', '""') + '"' + ("*" if len(t) >= 4 and not _CJK_RUN.match(t) else "")
-                       for t in useful[:MAX_QUERY_TERMS])
-
-
 def query_terms(query: str) -> list[str]:
+    """A query's distinct tokens, stop words dropped when others remain, at most MAX_QUERY_TERMS."""
     seen = list(dict.fromkeys(tokens(query)))
     return ([t for t in seen if t not in STOPWORDS] or seen)[:MAX_QUERY_TERMS]
+
+
+def is_prefix(term: str) -> bool:
+    """Words of 4+ letters also match as prefixes ("deploy" finds "deployment"); CJK pieces need not."""
+    return len(term) >= 4 and not _CJK_RUN.match(term)
+
+
+def expression(terms: list[str]) -> str:
+    """An FTS5 MATCH expression: each term quoted (so no text is ever FTS5 syntax), OR-ed."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' + ("*" if is_prefix(t) else "") for t in terms)
+
+
+def match_expression(query: str) -> str:
+    """The MATCH expression for any text; "" when it has no searchable token."""
+    return expression(query_terms(query))
 
 
 def keywords(text: str, limit: int = 48) -> list[str]:

@@ -215,10 +215,11 @@ class Vault:
                     folders.setdefault(names.collision_key(folder), folder)
         return known, folders
 
-    def locate(self, name: str) -> tuple[str | None, str]:
-        """(tier holding the memory or None, normalized name); refuses near-collisions."""
+    def locate(self, name: str, known_names: tuple | None = None) -> tuple[str | None, str]:
+        """(tier holding the memory or None, normalized name); refuses near-collisions.
+        `known_names` is a _known() result to reuse when locating many names at once."""
         norm = names.normalize(name)
-        known, folders = self._known()
+        known, folders = known_names or self._known()
         holders = known.get(names.collision_key(norm), [])
         exact = [tier for tier, held in holders if held == norm]
         if exact:
@@ -333,8 +334,9 @@ class Vault:
             migrate.refuse_unless_settled(self.repo)
             found: dict[str, tuple[str, str]] = {}  # name -> (tier, how it was found)
             done: list[Change] = []
+            known = self._known()
             for item in wanted:
-                tier, norm, how = self._recall_target(item, match)
+                tier, norm, how = self._recall_target(item, match, known)
                 if tier == "active":
                     done.append(Change("recall", norm, names.tier_path("active", norm), None, "already active"))
                 elif norm not in found:
@@ -342,9 +344,9 @@ class Vault:
             if not found:
                 return done
             moves = []
+            self._require_movable([names.tier_path(tier, norm) for norm, (tier, _) in found.items()])
             for norm, (tier, _) in found.items():
                 src, dst = names.tier_path(tier, norm), names.tier_path("active", norm)
-                self._require_movable(src)
                 if os.path.lexists(os.path.join(self.repo.root, dst)):
                     raise Refused(f"{dst} already exists on disk, so {src} cannot come back there",
                                   f"move {dst} aside, then run recall again")
@@ -369,12 +371,12 @@ class Vault:
                                   f"moved from {tier}/" + (f" ({how})" if how else ""))
                            for norm, (tier, how) in found.items()]
 
-    def _recall_target(self, item: str, match: bool) -> tuple[str, str, str]:
+    def _recall_target(self, item: str, match: bool, known: tuple) -> tuple[str, str, str]:
         """(tier, name, how) of what `item` names, or (`match`) of the best non-active hit for it as a query."""
         from strata_git import search
 
         try:
-            tier, norm = self.locate(item)
+            tier, norm = self.locate(item, known)
         except BadName:
             if not match:
                 raise
@@ -390,13 +392,20 @@ class Vault:
                                                               "see `git strata search`")
         return hits[0].tier, names.normalize(hits[0].name), f"best match for {item!r}"
 
-    def _require_movable(self, src: str) -> None:
-        """A cooled or archived file may move if it is committed and unchanged; an archived one
-        a pruned clone keeps out of the working tree (skip-worktree, no file) may too."""
-        flags = self.repo.git("ls-files", "-v", "--", src)[:1]
-        if flags == b"S" and src.startswith("archive/") and not os.path.lexists(os.path.join(self.repo.root, src)):
+    def _require_movable(self, srcs: list[str]) -> None:
+        """Cooled or archived files may move if committed and unchanged; an archived one a pruned
+        clone keeps out of the working tree (skip-worktree, no file) may too. Two git calls for all."""
+        out = self.repo.git("ls-files", "-v", "-z", "--", *srcs).decode("utf-8", "surrogateescape")
+        flags = {item[2:]: item[0] for item in out.split("\0") if item}
+        check = [p for p in srcs if not (flags.get(p) == "S" and p.startswith("archive/")
+                                         and not os.path.lexists(os.path.join(self.repo.root, p)))]
+        if not check:
             return
-        self._require_clean(src, "recall")
+        out = self.repo.git("status", "--porcelain", "-z", "--ignored", "--untracked-files=all", "--no-renames",
+                            "--", *check).decode("utf-8", "surrogateescape")
+        changed = [item[3:] for item in out.split("\0") if len(item) > 3]
+        for path in changed + [p for p in check if flags.get(p, "H") != "H"]:
+            self._require_clean(path, "recall")  # raises, with the reason for that path
 
     def edit(self, name: str, run_editor: Callable[[str], None], via: str = "api") -> Change:
         """Open an active memory in an editor and commit the result if it is valid and changed."""

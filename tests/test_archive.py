@@ -307,7 +307,7 @@ HOSTILE = [
     "{a b}", "[a]", "a:b:c", ";", "'; DROP TABLE docs; --", "\\", "\0", "a\0b", "\x1b[2J", "%", "_", "   ",
     "", "...", "🦊🦊", "🔥 memory", "記憶", "记忆系统", "東京", "メモリ", "서울", "x" * 10_000,
     " ".join(["why did we choose the harbor design"] * 300), "∑∫√", "\u202eevil", "a\u200bb", "\ud800",
-    "MATCH", "rank", "bm25(docs)", "SELECT * FROM entries",
+    "MATCH", "rank", "bm25(docs)", "SELECT * FROM entries", "don't", "O'Brien's café", "ab-cd_ef", "½ ²",
 ]
 
 

@@ -1,0 +1,228 @@
+"""The archive tier at scale: 5,000 active and 50,000 archived memories.
+
+    bash scripts/setup.sh bench
+    .venv/bin/python bench/archive.py [--active 5000] [--archived 50000] [--json]
+
+Builds the repository with the real janitor (the archived memories were written in ten
+batches, so ten archive commits of 5,000 carry their shadow records), serves a bare
+remote with `git daemon` on 127.0.0.1, and prints, each beside its baseline from the
+same run:
+
+- search p50/p95 in-process (`Vault.search`) and end to end (`git strata search`),
+  against `git grep -i` over the same text (before pruning, when it is all on disk);
+- the full shadow rebuild from history, and the incremental update after one commit;
+- the size of `.git` after `git strata archive` against a fresh
+  `git clone --filter=blob:none --sparse` of the same remote;
+- rehydrating 200 archived memories over `git daemon` on a fresh `git strata clone`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import BIN, hermetic_env, progress, sh, timed  # noqa: E402
+
+DAY = 86400
+NOW = 1_800_000_000
+WORDS = ("alpha bravo cobalt delta ember falcon garnet harbor indigo juniper kestrel lantern meadow nimbus "
+         "orchid pylon quartz raven saffron tundra umber violet willow xenon yarrow zephyr anchor beacon "
+         "canyon drift estuary fjord glacier horizon island jetty knoll lagoon mesa notch oasis prairie "
+         "quarry ridge savanna terrace upland valley wharf").split()
+
+
+def text(rng: random.Random, i: int) -> str:
+    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(60, 160)))
+    return (f"---\ntitle: Note {i} {rng.choice(WORDS)}\ntags: [{rng.choice(WORDS)}]\n---\n# Note {i}\n\n"
+            f"Marker mk{i:06d}. {words}\n")
+
+
+def du(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(q * len(values)))], 2)
+
+
+def build(root: Path, active: int, archived: int, env: dict[str, str], rng: random.Random) -> None:
+    from strata_git.init import init
+    from strata_git.vault import Vault
+
+    init(str(root))
+    batches = 10
+    per = archived // batches
+    n = 0
+    for b in range(batches):
+        progress(f"writing batch {b + 1}/{batches} of archived memories")
+        folder = root / "active" / f"b{b:02d}"
+        for k in range(per):
+            sub = folder / f"{k % 64:02x}"
+            sub.mkdir(parents=True, exist_ok=True)
+            (sub / f"m{n:06d}.md").write_text(text(rng, n))
+            n += 1
+        stamp = f"@{NOW - (400 - b * 10) * DAY} +0000"
+        sh(["git", "add", "active"], root, env)
+        sh(["git", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", f"batch {b}"], root,
+           {**env, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+    vault = Vault.open(str(root))
+    for b in range(batches):  # one cycle cools batch b, the next archives it: 5,000 per commit
+        progress(f"janitor: batch {b + 1}/{batches}")
+        vault.janitor(now=NOW - (400 - b * 10 - 40) * DAY)
+        vault.janitor(now=NOW - (400 - b * 10 - 200) * DAY)
+    progress("writing the active memories")
+    folder = root / "active" / "live"
+    for k in range(active):
+        sub = folder / f"{k % 64:02x}"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"m{n:06d}.md").write_text(text(rng, n))
+        n += 1
+    sh(["git", "add", "active"], root, env)
+    sh(["git", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "active memories"], root, env)
+    vault.index()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--active", type=int, default=5000)
+    parser.add_argument("--archived", type=int, default=50000)
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rng = random.Random(5)
+    out: dict = {"active": args.active, "archived": args.archived}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        home = tmp_path / "home"
+        home.mkdir()
+        env = hermetic_env(home)
+        os.environ.clear()
+        os.environ.update(env)
+        root = tmp_path / "mem"
+        started = time.perf_counter()
+        build(root, args.active, args.archived, env, rng)
+        out["build_s"] = round(time.perf_counter() - started, 1)
+        from strata_git import shadow
+        from strata_git.vault import Vault
+
+        vault = Vault.open(str(root))
+        archived_names = [e.name[:-3] for e in vault.list(tier="archive")]
+        active_names = [e.name[:-3] for e in vault.list(tier="active")]
+        out["tiers"] = {"active": len(active_names), "archive": len(archived_names)}
+
+        # -- search, with git grep -i over the same text as the baseline --------------------------
+        def marker(name: str) -> str:
+            return "mk" + name.rsplit("/m", 1)[1]
+
+        queries = [f"{marker(rng.choice(archived_names))} {rng.choice(WORDS)}" for _ in range(25)] + \
+                  [f"{marker(rng.choice(active_names))} {rng.choice(WORDS)}" for _ in range(25)]
+        vault.search("warm up")
+        found = sum(1 for q in queries if marker_hit(vault.search(q, limit=5), q))
+        inproc = []
+        for i in range(args.samples):
+            q = queries[i % len(queries)]
+            t0 = time.perf_counter()
+            vault.search(q, limit=10)
+            inproc.append((time.perf_counter() - t0) * 1000)
+        cli = [timed([str(BIN / "git-strata"), "search", q, "--json"], root, env) for q in queries[:30]]
+        grep = [timed(["git", "grep", "-i", "-q", "-e", q.split()[0], "--", "active", "cooled", "archive"], root, env)
+                for q in queries[:30]]
+        out["search"] = {"in_process_p50_ms": pct(inproc, 0.5), "in_process_p95_ms": pct(inproc, 0.95),
+                         "cli_p50_ms": pct(cli, 0.5), "cli_p95_ms": pct(cli, 0.95),
+                         "git_grep_i_p50_ms": pct(grep, 0.5), "marker_found_in_top5": f"{found}/{len(queries)}"}
+
+        # -- shadow index: full rebuild and incremental ---------------------------------------------
+        t0 = time.perf_counter()
+        rows = shadow.build(vault.repo, vault.repo.head())
+        full = time.perf_counter() - t0
+        cli_rebuild = timed([str(BIN / "git-strata"), "reindex"], root, env) / 1000
+        incr = []
+        for i in range(10):
+            vault.write(f"live/extra{i}", f"# extra {i}\n\nmore text {i}\n".encode())
+            t0 = time.perf_counter()
+            shadow.refresh(vault.repo)  # write() does not touch it: this brings it one commit forward
+            incr.append((time.perf_counter() - t0) * 1000)
+        out["shadow"] = {"rows": rows, "full_rebuild_s": round(full, 2), "reindex_cli_s": round(cli_rebuild, 2),
+                         "incremental_per_commit_ms_median": round(statistics.median(incr), 1)}
+
+        # -- prune, against a fresh filtered clone ---------------------------------------------------
+        served = tmp_path / "served"
+        served.mkdir()
+        sh(["git", "init", "-q", "--bare", "-b", "main", str(served / "mem.git")], tmp_path, env)
+        for key in ("uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant"):
+            sh(["git", "config", key, "true"], served / "mem.git", env)
+        port = free_port()
+        daemon = subprocess.Popen(["git", "daemon", "--reuseaddr", f"--base-path={served}", "--export-all",
+                                   "--enable=receive-pack", "--listen=127.0.0.1", f"--port={port}", str(served)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        try:
+            time.sleep(0.5)
+            url = f"git://127.0.0.1:{port}/mem.git"
+            sh(["git", "remote", "add", "origin", url], root, env)
+            before = du(root / ".git")
+            progress("git strata archive")
+            t0 = time.perf_counter()
+            sh([str(BIN / "git-strata"), "archive"], root, env)
+            archive_s = time.perf_counter() - t0
+            sh(["git", "gc", "-q"], root, env)
+            after = du(root / ".git")
+            fresh = tmp_path / "fresh"
+            sh(["git", "clone", "-q", "--filter=blob:none", "--sparse", url, str(fresh)], tmp_path, env)
+            sh(["git", "sparse-checkout", "set", "--no-cone", "/*", "!/archive/"], fresh, env)
+            sh(["git", "gc", "-q"], fresh, env)
+            fresh_size = du(fresh / ".git")
+            out["prune"] = {"archive_cli_s": round(archive_s, 1), "git_before_mib": mib(before),
+                            "git_after_mib": mib(after), "fresh_filtered_clone_mib": mib(fresh_size),
+                            "ratio_to_fresh_clone": round(after / fresh_size, 2)}
+
+            # -- rehydrate 200 over git daemon on a fresh git strata clone ----------------------------
+            laptop = tmp_path / "laptop"
+            t0 = time.perf_counter()
+            sh([str(BIN / "git-strata"), "clone", url, str(laptop)], tmp_path, env)
+            clone_s = time.perf_counter() - t0
+            picked = rng.sample(archived_names, 200)
+            t0 = time.perf_counter()
+            sh([str(BIN / "git-strata"), "recall", *picked], laptop, env)
+            recall_s = time.perf_counter() - t0
+            out["rehydrate"] = {"strata_clone_s": round(clone_s, 1), "recall_200_s": round(recall_s, 2),
+                                "laptop_git_mib": mib(du(laptop / ".git"))}
+        finally:
+            daemon.terminate()
+            daemon.wait()
+            shutil.rmtree(tmp_path, ignore_errors=True)
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        for key, value in out.items():
+            print(f"{key}: {value}")
+
+
+def marker_hit(hits: list, query: str) -> bool:
+    return any(h.name.endswith("/m" + query.split()[0][2:]) for h in hits)
+
+
+def mib(n: int) -> float:
+    return round(n / 1024 / 1024, 1)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+if __name__ == "__main__":
+    main()
