@@ -72,15 +72,15 @@ def build(root: Path, active: int, archived: int, env: dict[str, str], rng: rand
             sub.mkdir(parents=True, exist_ok=True)
             (sub / f"m{n:06d}.md").write_text(text(rng, n))
             n += 1
-        stamp = f"@{NOW - (400 - b * 10) * DAY} +0000"
+        stamp = f"@{NOW - (1200 - b * 100) * DAY} +0000"  # 100 days apart: the janitor takes one at a time
         sh(["git", "add", "active"], root, env)
         sh(["git", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", f"batch {b}"], root,
            {**env, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
     vault = Vault.open(str(root))
     for b in range(batches):  # one cycle cools batch b, the next archives it: 5,000 per commit
         progress(f"janitor: batch {b + 1}/{batches}")
-        vault.janitor(now=NOW - (400 - b * 10 - 40) * DAY)
-        vault.janitor(now=NOW - (400 - b * 10 - 200) * DAY)
+        vault.janitor(now=NOW - (1200 - b * 100 - 35) * DAY)
+        vault.janitor(now=NOW - (1200 - b * 100 - 95) * DAY)
     progress("writing the active memories")
     folder = root / "active" / "live"
     for k in range(active):
@@ -99,11 +99,12 @@ def main() -> None:
     parser.add_argument("--archived", type=int, default=50000)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
     args = parser.parse_args()
     rng = random.Random(5)
     out: dict = {"active": args.active, "archived": args.archived}
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp_path = Path(tmp)
+    tmp_path = Path(tempfile.mkdtemp(prefix="strata-bench-"))
+    try:
         home = tmp_path / "home"
         home.mkdir()
         env = hermetic_env(home)
@@ -182,9 +183,14 @@ def main() -> None:
             sh(["git", "sparse-checkout", "set", "--no-cone", "/*", "!/archive/"], fresh, env)
             sh(["git", "gc", "-q"], fresh, env)
             fresh_size = du(fresh / ".git")
+            objects = du(root / ".git/objects")
             out["prune"] = {"archive_cli_s": round(archive_s, 1), "git_before_mib": mib(before),
                             "git_after_mib": mib(after), "fresh_filtered_clone_mib": mib(fresh_size),
-                            "ratio_to_fresh_clone": round(after / fresh_size, 2)}
+                            "ratio_to_fresh_clone": round(after / fresh_size, 2),
+                            "objects_after_mib": mib(objects), "fresh_objects_mib": mib(du(fresh / ".git/objects")),
+                            "objects_ratio": round(objects / du(fresh / ".git/objects"), 2),
+                            "derived_indexes_mib": {f.name: mib(f.stat().st_size)
+                                                    for f in (root / ".git/strata").glob("*.sqlite")}}
 
             # -- rehydrate 200 over git daemon on a fresh git strata clone ----------------------------
             laptop = tmp_path / "laptop"
@@ -200,6 +206,10 @@ def main() -> None:
         finally:
             daemon.terminate()
             daemon.wait()
+    finally:
+        if args.keep:
+            print(f"kept: {tmp_path}", file=sys.stderr)
+        else:
             shutil.rmtree(tmp_path, ignore_errors=True)
     if args.json:
         print(json.dumps(out, indent=2))

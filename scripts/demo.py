@@ -2,8 +2,10 @@
 
 It drives the real `git strata` command the way a person or an agent would:
 init, write, read, a commit made by hand with plain git, a refused commit, a
-push to the remote, index.md, a janitor cycle 30 days ahead, and status. Pass
---keep to keep the folder.
+push to the remote, index.md, a janitor cycle 30 days ahead, the archive (200
+days ahead: archived, pushed, verified, pruned), search over every tier, a second
+machine that clones without the archive and brings one memory back, and status.
+Pass --keep to keep the folder.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ def main() -> int:
     try:
         show("a bare remote and a new memory repository")
         run("git", "init", "-q", "--bare", "-b", "main", remote, cwd=base)
+        run("git", "--git-dir", remote, "config", "uploadpack.allowFilter", "true", cwd=base)
+        run("git", "--git-dir", remote, "config", "uploadpack.allowAnySHA1InWant", "true", cwd=base)
         run("git", "strata", "init", mem, cwd=base)
         run("git", "remote", "add", "origin", remote, cwd=mem)
 
@@ -78,6 +82,20 @@ def main() -> int:
         run("git", "strata", "janitor", "--now", "+30d", cwd=mem)
         run("git", "strata", "log", cwd=mem)
         run("git", "strata", "why", "gtd/inbox", "--now", "+30d", cwd=mem)
+
+        show("200 days later: cooled memories are archived, pushed, verified on the remote, pruned here")
+        run("git", "strata", "janitor", "--now", "+200d", cwd=mem)
+        run("git", "strata", "archive", cwd=mem)
+        run("git", "strata", "list", "--tier", "archive", cwd=mem)
+        show("search covers every tier, the pruned archive included (through the shadow index)")
+        run("git", "strata", "search", "who owns the rollout?", cwd=mem)
+
+        show("a second machine joins: history, active and cooled, but none of the archive's content")
+        laptop = os.path.join(base, "laptop")
+        run("git", "strata", "clone", remote, laptop, cwd=base)
+        run("git", "strata", "search", "Mia rollout", cwd=laptop)
+        run("git", "strata", "recall", "projects/koda", cwd=laptop)  # fetched from the remote in one batch
+        run("git", "strata", "read", "projects/koda", cwd=laptop)
 
         show("status")
         run("git", "strata", "status", cwd=mem)

@@ -85,10 +85,12 @@ def _open(path: str) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=10)
     try:
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-            db.executescript("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS sections;"
-                             "DROP TABLE IF EXISTS frontmatter; DROP TABLE IF EXISTS meta;"
-                             "DROP TABLE IF EXISTS blob_types; DROP TABLE IF EXISTS docs_vocab; DROP TABLE IF EXISTS docs;"
-                             + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+            if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:  # another version: start afresh
+                db.close()
+                os.unlink(path)
+                db = sqlite3.connect(path, timeout=10)
+            # auto_vacuum gives pages back to the file system: pruning the archive deletes most rows.
+            db.executescript("PRAGMA auto_vacuum = FULL;" + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
     except BaseException:
         db.close()
         raise

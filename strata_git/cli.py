@@ -126,6 +126,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     lines.append("hooks: " + ", ".join(f"{k} {v}" for k, v in status.hooks.items()))
     lines.append(f"config: {status.config['source']} (`git strata status --json` shows every value)")
     lines.append(f"daemon: running (pid {status.daemon})" if status.daemon else "daemon: not running")
+    a = status.archive
+    lines.append(f"archive: {'pruned here' if a['pruned'] else 'all on disk'}, {a['held_blobs']} of "
+                 f"{a['memories']} archived blobs held here; last verified on a remote: "
+                 f"{a['last_verified'] or 'never'}; shadow index at {(a['shadow_commit'] or 'none')[:12]}")
     lines += [f"uncommitted: {p}" for p in status.uncommitted]
     lines += [f"problem: {p}" for p in status.problems]
     _emit(args, status.as_dict(), "\n".join(lines))
@@ -176,7 +180,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     lines = []
     for h in hits:
         where = f" · {h.commit[:12]} blob {h.blob[:12]}" if h.tier == "archive" and h.commit else ""
-        lines += [f"{h.tier:7} {h.name} · {h.title} · {h.type} · {h.score:.2f}{where}", f"        {h.snippet}"]
+        lines += [f"{h.tier:7} {h.name} · {h.title} · {h.type} · score {h.score:.3g}{where}", f"        {h.snippet}"]
     _emit(args, [h.as_dict() for h in hits], "\n".join(lines) or "no matches")
     return 0
 

@@ -124,7 +124,7 @@ def _live(repo: Repo, terms: list[str], tier: str | None, type: str | None, limi
             text = ""
         body = text.split("\n---", 1)[-1] if text.startswith("---") else text
         hits.append(Hit(t, name[: -len(names.SUFFIX)], title or name[: -len(names.SUFFIX)], kind,
-                        round(-score, 4), catalog.clean(textindex.snippet(body, terms))))
+                        float(f"{-score:.4g}"), catalog.clean(textindex.snippet(body, terms))))
     return hits
 
 
@@ -146,7 +146,7 @@ def _archived(repo: Repo, terms: list[str], type: str | None, limit: int) -> lis
     found = []
     for path, title, kind, preview, commit, blob, score in rows:
         name = path.partition("/")[2][: -len(names.SUFFIX)]
-        found.append(Hit("archive", name, title or name, kind, round(-score, 4), textindex.snippet(preview, terms),
+        found.append(Hit("archive", name, title or name, kind, float(f"{-score:.4g}"), textindex.snippet(preview, terms),
                          commit, blob))
     return found
 

@@ -2,7 +2,7 @@
 
 An SQLite FTS5 database under the git directory (`shadow.sqlite`, never committed)
 with one row per archived memory: name, path, blob id, the commit that archived it,
-title, type, tags, size, keywords and a short preview. It is built from commit
+title, type, tags, size, keywords (indexed, not stored) and a short preview. It is built from commit
 history alone, so a clone that never had an archived blob builds the same index as
 the machine that archived it: when the janitor archives a memory, its commit carries
 one `Strata-Shadow` trailer per memory (blob id, title, type, tags, size, its 32
@@ -28,17 +28,18 @@ from strata_git import names, textindex
 from strata_git.git import Repo
 
 DB = "shadow.sqlite"
-VERSION = 4
+VERSION = 5
 TRAILER = "Strata-Shadow"
 KEYWORDS = 32  # terms recorded per archived memory, most frequent first
 _SCHEMA = f"""
 CREATE TABLE entries (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, blob TEXT NOT NULL, commit_id TEXT NOT NULL,
     title TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, size INTEGER NOT NULL,
-    preview TEXT NOT NULL, keywords TEXT NOT NULL
+    preview TEXT NOT NULL
 );
--- Contentless: the index holds no second copy of the text; what a row indexed is recomputed
--- from its entry to delete it. (detail = column would be smaller, but bm25 then scores 0.)
+-- Contentless: the index holds no copy of the text. To delete a row, what it indexed is
+-- recomputed from its entry and its record in history (the keywords are not stored twice).
+-- (detail = column would be smaller, but bm25 then scores 0.)
 CREATE VIRTUAL TABLE terms USING fts5(title, tags, body, content = '', tokenize = "unicode61 remove_diacritics 2");
 CREATE VIRTUAL TABLE vocab USING fts5vocab(terms, 'row');
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -81,11 +82,8 @@ def trailer(rec: dict) -> str:
     return f"{TRAILER}: {json.dumps(rec, ensure_ascii=False, separators=(',', ':'))}"
 
 
-def _records(repo: Repo, revs: list[str]) -> dict[str, tuple[str, dict]]:
-    """{blob id: (commit, record)} from the archive records in `revs`, the newest commit winning."""
-    out = repo.git("log", "--no-renames", f"--grep=^{TRAILER}: ",
-                   f"--format=%x01%H%x00%(trailers:key={TRAILER},valueonly,unfold,separator=%x1e)", *revs, "--")
-    found: dict[str, tuple[str, dict]] = {}
+def _parse_records(out: bytes) -> Iterator[tuple[str, dict]]:
+    """(commit, record) pairs from `git log` output in the format _records() asks for."""
     for item in out.decode("utf-8", "replace").split("\x01")[1:]:
         commit, _, values = item.partition("\0")
         for value in values.strip().split("\x1e"):
@@ -94,7 +92,16 @@ def _records(repo: Repo, revs: list[str]) -> dict[str, tuple[str, dict]]:
             except ValueError:
                 continue
             if isinstance(rec, dict) and isinstance(rec.get("b"), str):
-                found.setdefault(rec["b"], (commit, rec))
+                yield commit, rec
+
+
+def _records(repo: Repo, revs: list[str]) -> dict[str, tuple[str, dict]]:
+    """{blob id: (commit, record)} from the archive records in `revs`, the newest commit winning."""
+    out = repo.git("log", "--no-renames", f"--grep=^{TRAILER}: ",
+                   f"--format=%x01%H%x00%(trailers:key={TRAILER},valueonly,unfold,separator=%x1e)", *revs, "--")
+    found: dict[str, tuple[str, dict]] = {}
+    for commit, rec in _parse_records(out):
+        found.setdefault(rec["b"], (commit, rec))
     return found
 
 
@@ -135,20 +142,32 @@ def _indexed(path: str, title: str, type_: str, tags: str, preview: str, keyword
 def _insert(db: sqlite3.Connection, rows: list[Row]) -> None:
     from strata_git.catalog import doc_id
 
-    values = [(doc_id(r.path), r.path, r.blob, r.commit, r.title, r.type, "\x1f".join(r.tags), r.size, r.preview,
-               r.keywords) for r in rows]
-    db.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?)", values)
+    values = [(doc_id(r.path), r.path, r.blob, r.commit, r.title, r.type, "\x1f".join(r.tags), r.size, r.preview)
+              for r in rows]
+    db.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?)", values)
     db.executemany("INSERT INTO terms (rowid, title, tags, body) VALUES (?,?,?,?)",
-                   ((v[0], *_indexed(v[1], v[4], v[5], v[6], v[8], v[9])) for v in values))
+                   ((v[0], *_indexed(v[1], v[4], v[5], v[6], v[8], r.keywords)) for v, r in zip(values, rows,
+                                                                                             strict=True)))
 
 
-def _delete(db: sqlite3.Connection, paths: list[str]) -> None:
-    for p in paths:
-        row = db.execute("SELECT id, title, type, tags, preview, keywords FROM entries WHERE path = ?", (p,)).fetchone()
-        if row:
-            db.execute("INSERT INTO terms (terms, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)",
-                       (row[0], *_indexed(p, *row[1:])))
-            db.execute("DELETE FROM entries WHERE id = ?", (row[0],))
+def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
+    found = [db.execute("SELECT id, path, blob, commit_id, title, type, tags, preview FROM entries WHERE path = ?",
+                        (p,)).fetchone() for p in paths]
+    found = [row for row in found if row]
+    commits = sorted({row[3] for row in found if row[3]})
+    records: dict[tuple[str, str], dict] = {}
+    if commits:
+        out = repo.git("log", "--no-walk=unsorted", f"--format=%x01%H%x00%(trailers:key={TRAILER},valueonly,unfold,"
+                       "separator=%x1e)", "--stdin", input="".join(f"{c}\n" for c in commits).encode())
+        for commit, rec in _parse_records(out):
+            records[(commit, rec["b"])] = rec
+    for row_id, p, blob, commit, title, type_, tags, preview in found:
+        rec = records.get((commit, blob))
+        keywords = rec["k"] if rec and isinstance(rec.get("k"), str) else \
+            _row(p, blob, None).keywords  # indexed by its name only
+        db.execute("INSERT INTO terms (terms, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)",
+                   (row_id, *_indexed(p, title, type_, tags, preview, keywords)))
+        db.execute("DELETE FROM entries WHERE id = ?", (row_id,))
 
 
 def path(repo: Repo) -> str:
@@ -206,7 +225,7 @@ def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str) -> bool:
     records = _records(repo, [f"{old}..{new}"]) if added else {}
     if any(blob not in records for blob in added.values()):
         return False  # a record may be older than `old` (or absent): the full build looks everywhere
-    _delete(db, gone)
+    _delete(repo, db, gone)
     _insert(db, [_row(p, b, records[b]) for p, b in sorted(added.items())])
     db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (new,))
     return True
@@ -256,9 +275,23 @@ def connect(repo: Repo) -> Iterator[sqlite3.Connection]:
 
 
 def rows(db: sqlite3.Connection) -> list[tuple]:
-    """Every entry in path order with its indexed terms (what two equal indexes share)."""
-    return db.execute("SELECT path, blob, commit_id, title, type, tags, size, preview, keywords FROM entries "
-                      "ORDER BY path").fetchall()
+    """Every entry in path order, then every indexed term with its counts (what two equal indexes share)."""
+    entries = db.execute("SELECT path, blob, commit_id, title, type, tags, size, preview FROM entries "
+                         "ORDER BY path").fetchall()
+    # What the full-text index holds: every term with the number of rows and occurrences.
+    return entries + db.execute("SELECT term, doc, cnt FROM vocab ORDER BY term").fetchall()
+
+
+def reflects(repo: Repo) -> str:
+    """The commit the index was built for ("" if it cannot be read)."""
+    try:
+        db = sqlite3.connect(f"file:{path(repo)}?mode=ro", uri=True)
+        try:
+            return _reflects(db)
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:
+        return ""
 
 
 def all_rows(repo: Repo) -> list[Row]:

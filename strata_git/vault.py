@@ -76,6 +76,7 @@ class Status(NamedTuple):
     uncommitted: list[str]
     problems: list[str]
     daemon: int | None  # pid of `git strata serve` for this repository
+    archive: dict  # pruned?, archived blobs held here, last verification, shadow index commit
 
     def as_dict(self) -> dict:
         return self._asdict()
@@ -539,4 +540,26 @@ class Vault:
         from strata_git import serve
 
         return Status(self.repo.root, branch or "(detached)", self.repo.head(), tiers,
-                      hooks.state(self.repo), self.cfg.as_dict(), uncommitted, problems, serve.running(self.repo))
+                      hooks.state(self.repo), self.cfg.as_dict(), uncommitted, problems, serve.running(self.repo),
+                      self._archive_state())
+
+    def _archive_state(self) -> dict:
+        from strata_git import archive, shadow
+
+        shadow.refresh(self.repo)
+        blobs = sorted({row.blob for row in shadow.all_rows(self.repo)})
+        records = self.repo.git("for-each-ref", "--format=%(refname:lstrip=3) %(objectname)",
+                                archive.VERIFIED_REFS).decode().split("\n")
+        last = None
+        for line in filter(None, records):
+            remote, commit = line.split(" ", 1)
+            stamp = int(self.repo.git("log", "-1", "--format=%ct", commit).decode().strip())
+            if last is None or stamp > last[1]:
+                last = (remote, stamp)
+        import datetime
+
+        when = (f"{last[0]} at {datetime.datetime.fromtimestamp(last[1], datetime.UTC):%Y-%m-%d %H:%M} UTC"
+                if last else None)
+        return {"pruned": archive.is_pruned(self.repo), "memories": len(blobs),
+                "held_blobs": len(blobs) - len(archive.absent(self.repo, blobs)), "last_verified": when,
+                "shadow_commit": shadow.reflects(self.repo)}
