@@ -24,7 +24,7 @@ from strata_git.memory import UNSAFE_TO_DISPLAY
 from strata_git.git import Repo
 from strata_git.names import SUFFIX, TIERS
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 DB = "catalog.sqlite"
 PLACEHOLDER = ".gitkeep"
 TAG_SEP = "\x1f"  # tags cannot contain control characters (memory.check_known_keys)
@@ -91,6 +91,8 @@ def _open(path: str) -> sqlite3.Connection:
                 db = sqlite3.connect(path, timeout=10)
             # auto_vacuum gives pages back to the file system: pruning the archive deletes most rows.
             db.executescript("PRAGMA auto_vacuum = FULL;" + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+            with db:
+                _changed(db)  # a new database is a new generation, never one a process has cached
     except BaseException:
         db.close()
         raise
@@ -140,19 +142,19 @@ def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], stray
         items = list(os.scandir(os.path.join(root, folder)))
     except (FileNotFoundError, NotADirectoryError):
         return
-    for item in items:
-        rel = f"{folder}/{item.name}"
-        if not item.name.isprintable() and UNSAFE_TO_DISPLAY.search(item.name):  # could forge index.md lines
-            strays.append(rel.encode("unicode_escape").decode("ascii"))
-        elif item.is_dir(follow_symlinks=False):
-            _walk(root, rel, found, strays)
-        elif item.is_file(follow_symlinks=False) and item.name.endswith(SUFFIX) and not item.name.startswith("."):
+    for item in items:  # the hot loop of every search: the common case (a memory file) first
+        name = item.name
+        if not name.isprintable() and UNSAFE_TO_DISPLAY.search(name):  # could forge index.md lines
+            strays.append(f"{folder}/{name}".encode("unicode_escape").decode("ascii"))
+        elif name.endswith(SUFFIX) and name[0] != "." and item.is_file(follow_symlinks=False):
             try:
-                found.append((rel, item.stat(follow_symlinks=False)))
+                found.append((f"{folder}/{name}", item.stat(follow_symlinks=False)))
             except FileNotFoundError:  # moved away (by the janitor, say) since the folder was listed
                 continue
-        elif item.name != PLACEHOLDER and ".strata-tmp-" not in item.name:
-            strays.append(rel)
+        elif item.is_dir(follow_symlinks=False):
+            _walk(root, f"{folder}/{name}", found, strays)
+        elif name != PLACEHOLDER and ".strata-tmp-" not in name:
+            strays.append(f"{folder}/{name}")
 
 
 def doc_id(path: str) -> int:
@@ -230,18 +232,47 @@ def sync(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: tu
             strays.append(tier)  # a tier folder that is a link is never followed
         else:
             _walk(repo.root, tier, found, strays)
+    known = _known(db, tiers)
+    memo = FrontmatterMemo(db)
+    changed = [_row(repo.root, rel, info, limit, memo) for rel, info in found
+               if known.get(rel) != (info.st_size, info.st_mtime_ns, info.st_ino)]
+    gone = known.keys() - {rel for rel, _ in found} if len(found) != len(known) or changed else set()
+    if not changed and not gone:
+        return strays
+    _upsert(db, changed)
+    db.executemany("DELETE FROM memories WHERE path = ?", ((p,) for p in gone))
+    _forget_docs(db, gone)
+    # keep the memo to the frontmatter that memories on disk still use
+    db.execute("DELETE FROM frontmatter WHERE hash NOT IN (SELECT frontmatter_hash FROM memories)")
+    _changed(db)
+    return strays
+
+
+# {(database, tiers): (generation, {path: (size, mtime, inode)})}: a process that searches again
+# and again (the API, a server) skips reading thousands of rows while nobody changed them.
+_KNOWN: dict[tuple[str, tuple[str, ...]], tuple[str, dict[str, tuple[int, int, int]]]] = {}
+
+
+def _known(db: sqlite3.Connection, tiers: tuple[str, ...]) -> dict[str, tuple[int, int, int]]:
+    key = (db.execute("PRAGMA database_list").fetchone()[2], tiers)
+    generation = get_meta(db, "generation")
+    if not generation:
+        _changed(db)
+        generation = get_meta(db, "generation")
+    cached = _KNOWN.get(key)
+    if cached and cached[0] == generation:
+        return cached[1]
     marks = ",".join("?" * len(tiers))
     known = {path: (size, mtime, ino) for path, size, mtime, ino
              in db.execute(f"SELECT path, size, mtime_ns, ino FROM memories WHERE tier IN ({marks})", tiers)}
-    memo = FrontmatterMemo(db)
-    changed = [_row(repo.root, rel, info, limit, memo) for rel, info in found
-               if known.pop(rel, None) != (info.st_size, info.st_mtime_ns, info.st_ino)]
-    _upsert(db, changed)
-    db.executemany("DELETE FROM memories WHERE path = ?", ((p,) for p in known))
-    _forget_docs(db, known)
-    if changed or known:  # keep the memo to the frontmatter that memories on disk still use
-        db.execute("DELETE FROM frontmatter WHERE hash NOT IN (SELECT frontmatter_hash FROM memories)")
-    return strays
+    _KNOWN.clear()
+    _KNOWN[key] = (generation, known)
+    return known
+
+
+def _changed(db: sqlite3.Connection) -> None:
+    """Mark the rows as changed (what _known() checks before trusting its copy)."""
+    set_meta(db, "generation", os.urandom(8).hex())
 
 
 def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int = 1024 * 1024) -> set[tuple[str, str]]:
@@ -262,6 +293,7 @@ def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int 
             db.execute("DELETE FROM memories WHERE path = ?", (rel,))
             _forget_docs(db, [rel])
     _upsert(db, rows)
+    _changed(db)
     return touched
 
 

@@ -82,11 +82,14 @@ def trailer(rec: dict) -> str:
     return f"{TRAILER}: {json.dumps(rec, ensure_ascii=False, separators=(',', ':'))}"
 
 
-def _parse_records(out: bytes) -> Iterator[tuple[str, dict]]:
-    """(commit, record) pairs from `git log` output in the format _records() asks for."""
+def _parse_records(out: bytes, blobs: set[str] | None = None) -> Iterator[tuple[str, dict]]:
+    """(commit, record) pairs from `git log` output in the format _records() asks for; with
+    `blobs`, only the records of those blobs (the others are not even parsed)."""
     for item in out.decode("utf-8", "replace").split("\x01")[1:]:
         commit, _, values = item.partition("\0")
         for value in values.strip().split("\x1e"):
+            if blobs is not None and value[6:46] not in blobs:  # records begin {"b":"<blob id>"
+                continue
             try:
                 rec = json.loads(value)
             except ValueError:
@@ -159,7 +162,7 @@ def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
     if commits:
         out = repo.git("log", "--no-walk=unsorted", f"--format=%x01%H%x00%(trailers:key={TRAILER},valueonly,unfold,"
                        "separator=%x1e)", "--stdin", input="".join(f"{c}\n" for c in commits).encode())
-        for commit, rec in _parse_records(out):
+        for commit, rec in _parse_records(out, {row[2] for row in found}):
             records[(commit, rec["b"])] = rec
     for row_id, p, blob, commit, title, type_, tags, preview in found:
         rec = records.get((commit, blob))

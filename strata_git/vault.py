@@ -335,9 +335,14 @@ class Vault:
             migrate.refuse_unless_settled(self.repo)
             found: dict[str, tuple[str, str]] = {}  # name -> (tier, how it was found)
             done: list[Change] = []
-            known = self._known()
+            exact = self._exact_tiers(wanted)
+            known: tuple | None = None
             for item in wanted:
-                tier, norm, how = self._recall_target(item, match, known)
+                if item in exact:
+                    tier, norm, how = exact[item], names.normalize(item), ""
+                else:
+                    known = known or self._known()
+                    tier, norm, how = self._recall_target(item, match, known)
                 if tier == "active":
                     done.append(Change("recall", norm, names.tier_path("active", norm), None, "already active"))
                 elif norm not in found:
@@ -371,6 +376,21 @@ class Vault:
             return done + [Change("recall", norm, names.tier_path("active", norm), commit,
                                   f"moved from {tier}/" + (f" ({how})" if how else ""))
                            for norm, (tier, how) in found.items()]
+
+    def _exact_tiers(self, items: list[str]) -> dict[str, str]:
+        """{item: tier} for the items that are exactly a memory's name (one git call for all);
+        the rest go through locate(), which also refuses near-collisions."""
+        paths = {}
+        for item in items:
+            try:
+                norm = names.normalize(item)
+            except BadName:
+                continue
+            paths.update({names.tier_path(t, norm): item for t in names.TIERS})
+        if not paths:
+            return {}
+        out = self.repo.git("ls-files", "-z", "--", *paths).decode("utf-8", "surrogateescape")
+        return {paths[p]: p.partition("/")[0] for p in out.split("\0") if p in paths}
 
     def _recall_target(self, item: str, match: bool, known: tuple) -> tuple[str, str, str]:
         """(tier, name, how) of what `item` names, or (`match`) of the best non-active hit for it as a query."""
