@@ -95,6 +95,51 @@ def _git_bytes(repo: Repo) -> int:
     return total
 
 
+def _local_git_dir(url: str) -> str | None:
+    """The git directory a local url (a path or file://) names, else None."""
+    from urllib.parse import unquote, urlparse
+
+    path = unquote(urlparse(url).path) if url.startswith("file://") else url if "://" not in url else ""
+    if not path or not os.path.isdir(path):
+        return None
+    for candidate in (path, os.path.join(path, ".git")):
+        if os.path.isfile(os.path.join(candidate, "HEAD")) and os.path.isdir(os.path.join(candidate, "objects")):
+            return os.path.realpath(candidate)
+    return None
+
+
+def _borrowed_stores(objects: str, seen: set[str] | None = None) -> set[str]:
+    """Object folders `objects` reads through alternates, transitively."""
+    seen = set() if seen is None else seen
+    try:
+        with open(os.path.join(objects, "info", "alternates"), encoding="utf-8") as f:
+            lines = [line.strip() for line in f if line.strip() and not line.startswith("#")]
+    except OSError:
+        return seen
+    for line in lines:
+        other = os.path.realpath(line if os.path.isabs(line) else os.path.join(objects, line))
+        if other not in seen:
+            seen.add(other)
+            _borrowed_stores(other, seen)
+    return seen
+
+
+def check_not_ourselves(repo: Repo, remote: str, url: str) -> None:
+    """Refuse a remote that serves this clone's own objects: the read-back would prove nothing,
+    and pruning would delete the only copy."""
+    theirs = _local_git_dir(url)
+    if theirs is None:
+        return
+    ours = os.path.realpath(os.path.join(repo.git_dir, "objects"))
+    common = run(["rev-parse", "--git-common-dir"], repo.root).stdout.decode().strip()
+    ours_common = os.path.realpath(os.path.join(repo.root, common, "objects"))
+    stores = {os.path.realpath(os.path.join(theirs, "objects"))} | _borrowed_stores(os.path.join(theirs, "objects"))
+    if stores & {ours, ours_common}:
+        raise Refused(f"the archive remote {remote} ({shown_url(url)}) reads this clone's own objects (it is this "
+                      "repository, or shares its objects through alternates); nothing was pruned",
+                      "archive to a remote that holds its own copy (a plain `git clone --bare`, not --shared)")
+
+
 def check_server(repo: Repo, remote: str, url: str) -> None:
     """Refuse unless the remote advertises `filter` (uploadpack.allowFilter): without it a
     filtered clone silently downloads the whole archive, and lazy fetches warn."""
@@ -119,13 +164,13 @@ def _last(stderr: bytes) -> str:
     return (errors or lines[-1:] or ["no message"])[0].strip()  # git's first error names the cause
 
 
-def _push(repo: Repo, remote: str, url: str, branch: str) -> None:
-    proc = run(["push", "--porcelain", remote, f"HEAD:refs/heads/{branch}"], repo.root, check=False)
+def _push(repo: Repo, remote: str, url: str, refspecs: list[str]) -> None:
+    proc = run(["push", "--porcelain", remote, *refspecs], repo.root, check=False)
     if proc.returncode != 0:
         said = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
         if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said:
             raise Refused(f"the archive remote {remote} has commits this clone does not (push rejected, never forced); "
-                          "nothing was pruned", f"bring them in first (`git pull {remote} {branch}`), then run again")
+                          "nothing was pruned", f"bring them in first (`git pull {remote}`), then run again")
         reason = _last(proc.stderr) if proc.stderr.strip() else _last(proc.stdout)
         raise Refused(f"could not push to the archive remote {remote} ({shown_url(url)}): {reason}; nothing was pruned",
                       "check the url, the network and the server's hooks; the next run retries")
@@ -190,6 +235,7 @@ def verify(repo: Repo, remote: str, url: str, blobs: list[str]) -> None:
 
 
 def _record(repo: Repo, remote: str, url: str, commit: str, blobs: list[str], cfg: Config) -> str:
+    """The verification record: a commit (not yet on any ref) on top of the previous one."""
     import hashlib
 
     ref = VERIFIED_REFS + remote
@@ -202,9 +248,11 @@ def _record(repo: Repo, remote: str, url: str, commit: str, blobs: list[str], cf
             f"Strata-Verified-Digest: sha256:{digest}\nStrata-Verified-At: {int(time.time())}\n")
     identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
                 "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
-    new = repo.git("commit-tree", empty, *(["-p", parent] if parent else []), input=text.encode(),
+    # Parents: the previous record, then the verified commit. The chain of records reaches every
+    # commit ever verified, so the ref, pushed to the remote, keeps their objects there even if the
+    # branch is later rewound.
+    new = repo.git("commit-tree", empty, *(["-p", parent] if parent else []), "-p", commit, input=text.encode(),
                    env=identity).decode().strip()
-    repo.git("update-ref", "-m", "strata: archive verified", ref, new, parent or "0" * 40)
     return new
 
 
@@ -219,18 +267,27 @@ def _sparse(repo: Repo) -> None:
         repo.git("sparse-checkout", "set", "--no-cone", *SPARSE_PATTERNS)
 
 
-def _clear_leftovers(repo: Repo, remote: str, branch: str) -> None:
-    """What a run killed mid-way can leave: git lock files no process holds any more, and
-    scratch repositories of verifications that never finished."""
+def _clear_leftovers(repo: Repo) -> None:
+    """Scratch repositories of verifications a killed run never finished. (git's own lock files
+    are never deleted here: a live git process may hold one without having it open.)"""
     from strata_git import migrate
 
-    for lock in ("index.lock", "config.lock", "config.worktree.lock", "info/sparse-checkout.lock",
-                 "packed-refs.lock", f"{VERIFIED_REFS}{remote}.lock", f"refs/remotes/{remote}/{branch}.lock"):
-        migrate.clear_stale_lock(repo, os.path.join(repo.git_dir, lock))
     for name in os.listdir(repo.state_dir()):
         pid = name.split("-")[1] if name.startswith("verify-") and name.count("-") >= 2 else ""
         if pid.isdigit() and not migrate._alive(int(pid)):
             shutil.rmtree(os.path.join(repo.state_dir(), name), ignore_errors=True)
+
+
+def _refuse_locks(repo: Repo, remote: str, branch: str) -> None:
+    """Refuse, before anything changes, while git's lock files exist (another git command is
+    running, or one was killed): the hint says which file and what to do."""
+    for lock in ("index.lock", "config.lock", "config.worktree.lock", "info/sparse-checkout.lock",
+                 "packed-refs.lock", "HEAD.lock", f"refs/heads/{branch}.lock", f"{VERIFIED_REFS}{remote}.lock",
+                 f"refs/remotes/{remote}/{branch}.lock"):
+        if os.path.exists(os.path.join(repo.git_dir, lock)):
+            raise Refused(f"another git process is using this repository (.git/{lock} exists); nothing was "
+                          "pushed or pruned", f"wait for it to finish; if no git command is running, a killed one "
+                          f"left it behind: delete .git/{lock} and run again")
 
 
 def _become_partial(repo: Repo, remote: str) -> None:
@@ -254,8 +311,9 @@ def prune(repo: Repo, drop: set[str]) -> None:
     os.makedirs(pack_dir, exist_ok=True)
     old = sorted(f[:-5] for f in os.listdir(pack_dir) if f.endswith(".pack")
                  and not os.path.exists(os.path.join(pack_dir, f[:-5] + ".keep")))
-    out = repo.git("rev-list", "--objects", "--no-object-names", "--all", "--reflog", "--indexed-objects",
-                   "--missing=allow-promisor")
+    # Everything this clone holds except `drop`: reachable or not (FETCH_HEAD, dropped stashes,
+    # cruft packs), nothing but the verified blobs may leave.
+    out = repo.git("cat-file", "--batch-all-objects", "--unordered", "--batch-check=%(objectname)")
     keep = [o for o in dict.fromkeys(out.decode().split()) if o not in drop]
     name = repo.git("pack-objects", "-q", os.path.join(pack_dir, "pack"),
                     input="".join(f"{o}\n" for o in keep).encode()).decode().strip()
@@ -306,20 +364,31 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
         raise Refused(f"archive/ has uncommitted changes ({first}); nothing was pushed or pruned",
                       f"commit or discard them (`git checkout -- {first}`), then run again")
     if not dry_run:
-        _clear_leftovers(repo, remote, branch)
+        _refuse_locks(repo, remote, branch)
+        _clear_leftovers(repo)
     before = _git_bytes(repo)
     missing = len([line for line in repo.git("rev-list", "--objects", "--no-object-names", "--missing=print", head).decode().split() if line.startswith("?")])
     if dry_run:
         drop = candidates(repo, head)
         return Report(remote, shown_url(url), head, 0, len(drop), sum(drop.values()), missing, before, before,
                       None, True)
+    check_not_ourselves(repo, remote, url)
     check_server(repo, remote, url)
-    _push(repo, remote, url, branch)
+    _push(repo, remote, url, [f"{head}:refs/heads/{branch}"])
     drop = candidates(repo, head)
     record = None
     if drop:
         verify(repo, remote, url, sorted(drop))
         record = _record(repo, remote, url, head, sorted(drop), cfg)
+        # The record goes here, then to the remote, where it pins the verified commits. In this
+        # order the remote's copy is always an ancestor of ours, so the push is a fast-forward even
+        # after a run killed in between.
+        from strata_git.access import machine_id
+
+        ref = VERIFIED_REFS + remote
+        parent = run(["rev-parse", "-q", "--verify", ref], repo.root, check=False).stdout.decode().strip()
+        repo.git("update-ref", "-m", "strata: archive verified", ref, record, parent or "0" * 40)
+        _push(repo, remote, url, [f"{record}:{VERIFIED_REFS}{machine_id(repo)}"])
     _sparse(repo)
     _become_partial(repo, remote)
     if drop:

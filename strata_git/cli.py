@@ -170,7 +170,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    changes = _vault().recall(args.name, via="cli", match=True)
+    changes = _vault().recall(args.name, via="cli", match=args.query)
     _emit(args, [c.as_dict() for c in changes], "\n".join(_change_text(c) for c in changes))
     return 0
 
@@ -391,7 +391,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="active memory to edit")
     p.add_argument("--recall", action="store_true", help="if it is cooled or archived, bring it back first")
     add("forget", cmd_forget).add_argument("name", help="active memory to remove")
-    add("recall", cmd_recall).add_argument("name", nargs="+", help="memory names (or a query) to bring back")
+    p = add("recall", cmd_recall)
+    p.add_argument("name", nargs="+", help="memory names to bring back (with --query: words to search for)")
+    p.add_argument("--query", action="store_true",
+                   help="an argument that names no memory is a query: recall its best cooled or archived match")
     p = add("search", cmd_search)
     p.add_argument("query", help="any text: words, a question, quotes, CJK...")
     p.add_argument("--tier", choices=("active", "cooled", "archive"), help="only this tier")

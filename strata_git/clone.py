@@ -41,7 +41,9 @@ def clone(url: str, folder: str | None = None) -> Cloned:
 
     target = _target(url, folder)
     if "://" not in url and os.path.isdir(url):  # a local path: git would copy it whole, filter or not
-        url = "file://" + os.path.abspath(url)
+        from pathlib import Path
+
+        url = Path(url).resolve().as_uri()  # percent-encoded: a path with spaces or % stays that path
     if os.path.lexists(target) and (not os.path.isdir(target) or os.listdir(target)):
         raise Refused(f"{target} already exists and is not an empty folder", "give another folder: git strata clone URL DIR")
     proc = run(["clone", "-q", "--filter=blob:none", "--no-checkout", "--", url, target], os.getcwd(), check=False)

@@ -33,6 +33,8 @@ INDEX = "janitor.index"
 # beside it can only be left by a janitor killed mid-command, so it is always safe to delete.
 INDEX_LOCK = INDEX + ".lock"
 ZERO = "0" * 40
+# A lock a killed cycle left was made within this many seconds of its last journal write.
+LOCK_SLACK = 10.0
 
 
 def _state_path(repo: Repo, name: str) -> str:
@@ -166,11 +168,17 @@ def _align(repo: Repo, old: str, moves) -> None:
     """Make the index and working tree match HEAD for the moved paths only: what HEAD holds is
     checked out, and a working file HEAD no longer has is removed only if its bytes are the
     ones `old` committed (anything else is a user's edit, and stays)."""
+    from strata_git import archive
+
     srcs, dsts = [m[0] for m in moves], [m[1] for m in moves]
     repo.git("reset", "-q", "HEAD", "--", *srcs, *dsts)
     present = set(_entries(repo, "HEAD", srcs + dsts))
-    if present:
-        repo.git("checkout", "HEAD", "--", *sorted(present))
+    pruned = archive.is_pruned(repo)  # archive/ stays out of the working tree: no checkout there
+    shown = sorted(p for p in present if not (pruned and p.startswith("archive/")))
+    if shown:
+        repo.git("checkout", "HEAD", "--", *shown)
+    if pruned:
+        repo.git("sparse-checkout", "reapply")  # marks the archive/ entries skip-worktree again
     committed = _entries(repo, old, srcs + dsts)
     for path in srcs + dsts:
         full = os.path.join(repo.root, path)
@@ -220,18 +228,23 @@ def _lock_files(repo: Repo) -> list[str]:
 def _clear_stale_locks(repo: Repo, journal: dict) -> None:
     """A janitor killed inside `read-tree -u` or `update-ref` leaves git's lock file behind, and
     git cannot tell a stale lock from a live one; see clear_stale_lock()."""
+    written = os.stat(_state_path(repo, JOURNAL)).st_mtime
     for lock in _lock_files(repo):
-        clear_stale_lock(repo, lock, owner_alive=lambda: _alive(journal.get("pid")))
+        clear_stale_lock(repo, lock, owner_alive=lambda: _alive(journal.get("pid")), made_by=written + LOCK_SLACK)
 
 
-def clear_stale_lock(repo: Repo, lock: str, owner_alive: Callable[[], bool] = lambda: False) -> None:
-    """Delete a git lock file left by a killed process: only when its owner is dead and, watched
-    for a moment, no process has it open (git keeps a lock open while it writes, and renames it
-    away at once when done). Otherwise a running git holds it: refuse, to try again later."""
+def clear_stale_lock(repo: Repo, lock: str, owner_alive: Callable[[], bool] = lambda: False,
+                     made_by: float | None = None) -> None:
+    """Delete a git lock file left by a killed process: only when its owner is dead, the lock is
+    no newer than `made_by` (the killed run's last journal write plus a few seconds: a later lock
+    belongs to a git command started since), and, watched for a moment, no process has it open.
+    Otherwise a running git holds it: refuse, to try again later."""
     quiet = 0  # consecutive looks at the lock with nobody holding it open
     for _ in range(30):  # a git killed with its caller may take a moment to let go of it
         if not os.path.exists(lock):
             return
+        if made_by is not None and os.stat(lock).st_mtime > made_by:
+            break
         in_use = _open_by_anyone(lock)
         if in_use is None:  # no /proc to ask: only a lock untouched for a minute counts as stale
             in_use = time.time() - os.stat(lock).st_mtime < 60

@@ -185,6 +185,11 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
         times = {**times, **dict.fromkeys(names, commit[1])}
     base, paths = (at.tree if at else None, commit[0]) if commit else (moved[1], moved[0]) if moved else (None, [])
     reflects = commit[2] if commit else (at.tree if at else "")
+    if base and any(p.startswith("archive/") for p in paths):
+        from strata_git import archive
+
+        if archive.is_pruned(repo):  # its archive/ sections come from the shadow index: rebuild them all
+            base = None
     _stamp(repo, None)  # vouch for nothing until this refresh has succeeded
     scan: Scan | None = None
     for attempt in (1, 2):

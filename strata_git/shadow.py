@@ -88,7 +88,8 @@ def _parse_records(out: bytes, blobs: set[str] | None = None) -> Iterator[tuple[
     for item in out.decode("utf-8", "replace").split("\x01")[1:]:
         commit, _, values = item.partition("\0")
         for value in values.strip().split("\x1e"):
-            if blobs is not None and value[6:46] not in blobs:  # records begin {"b":"<blob id>"
+            # Records begin {"b":"<blob id>" (git-strata writes them so); anything else is not one.
+            if not value.startswith('{"b":"') or (blobs is not None and value[6:46] not in blobs):
                 continue
             try:
                 rec = json.loads(value)
@@ -98,14 +99,23 @@ def _parse_records(out: bytes, blobs: set[str] | None = None) -> Iterator[tuple[
                 yield commit, rec
 
 
-def _records(repo: Repo, revs: list[str]) -> dict[str, tuple[str, dict]]:
-    """{blob id: (commit, record)} from the archive records in `revs`, the newest commit winning."""
+def _records(repo: Repo, revs: list[str]) -> dict:
+    """{(name, blob id) or blob id: (commit, record)} from the archive records in `revs`, the
+    newest commit winning."""
     out = repo.git("log", "--no-renames", f"--grep=^{TRAILER}: ",
                    f"--format=%x01%H%x00%(trailers:key={TRAILER},valueonly,unfold,separator=%x1e)", *revs, "--")
-    found: dict[str, tuple[str, dict]] = {}
+    found: dict = {}
     for commit, rec in _parse_records(out):
-        found.setdefault(rec["b"], (commit, rec))
+        found.setdefault((rec.get("n"), rec["b"]), (commit, rec))  # this memory's own record
+        found.setdefault(rec["b"], (commit, rec))  # the same content archived under another name
     return found
+
+
+def _find(records: dict, path: str, blob: str, exact: bool = False) -> tuple[str, dict] | None:
+    """The record for `path` holding `blob`: its own if there is one, else (unless `exact`) any
+    record of that blob."""
+    own = records.get((names.display(path.partition("/")[2]), blob))
+    return own if own is not None or exact else records.get(blob)
 
 
 def _row(path: str, blob: str, found: tuple[str, dict] | None) -> Row:
@@ -158,16 +168,17 @@ def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
                         (p,)).fetchone() for p in paths]
     found = [row for row in found if row]
     commits = sorted({row[3] for row in found if row[3]})
-    records: dict[tuple[str, str], dict] = {}
+    records: dict[tuple, dict] = {}
     if commits:
         out = repo.git("log", "--no-walk=unsorted", f"--format=%x01%H%x00%(trailers:key={TRAILER},valueonly,unfold,"
                        "separator=%x1e)", "--stdin", input="".join(f"{c}\n" for c in commits).encode())
         for commit, rec in _parse_records(out, {row[2] for row in found}):
-            records[(commit, rec["b"])] = rec
+            records.setdefault((commit, rec.get("n"), rec["b"]), rec)
+            records.setdefault((commit, rec["b"]), rec)
     for row_id, p, blob, commit, title, type_, tags, preview in found:
-        rec = records.get((commit, blob))
-        keywords = rec["k"] if rec and isinstance(rec.get("k"), str) else \
-            _row(p, blob, None).keywords  # indexed by its name only
+        # What _insert indexed for it: the same record (the commit is the one it came from).
+        rec = records.get((commit, names.display(p.partition("/")[2]), blob)) or records.get((commit, blob))
+        keywords = _row(p, blob, (commit, rec) if rec else None).keywords
         db.execute("INSERT INTO terms (terms, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)",
                    (row_id, *_indexed(p, title, type_, tags, preview, keywords)))
         db.execute("DELETE FROM entries WHERE id = ?", (row_id,))
@@ -180,6 +191,12 @@ def path(repo: Repo) -> str:
 def build(repo: Repo, commit: str | None) -> int:
     """Build the whole index for `commit` into a temporary file and swap it in; the row count."""
     final = path(repo)
+    from strata_git.migrate import _alive
+
+    for name in os.listdir(repo.state_dir()):  # temporary files of builds that were killed
+        pid = name[len(DB) + 5:].split("-")[0] if name.startswith(DB + ".tmp-") else ""
+        if pid.isdigit() and not _alive(int(pid)):
+            os.unlink(os.path.join(repo.state_dir(), name))
     tmp = f"{final}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
     try:
         db = sqlite3.connect(tmp)
@@ -189,7 +206,7 @@ def build(repo: Repo, commit: str | None) -> int:
             if commit:
                 archived = _archived(repo, commit)
                 records = _records(repo, [commit]) if archived else {}
-                rows = [_row(p, b, records.get(b)) for p, b in sorted(archived.items())]
+                rows = [_row(p, b, _find(records, p, b)) for p, b in sorted(archived.items())]
             with db:
                 _insert(db, rows)
                 db.execute("INSERT INTO meta VALUES ('commit', ?)", (commit or "",))
@@ -226,10 +243,10 @@ def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str) -> bool:
         if parts[4] != "D" and parts[1] != "160000":
             added[changed] = parts[3]
     records = _records(repo, [f"{old}..{new}"]) if added else {}
-    if any(blob not in records for blob in added.values()):
-        return False  # a record may be older than `old` (or absent): the full build looks everywhere
+    if any(_find(records, p, b, exact=True) is None for p, b in added.items()):
+        return False  # its record may be older than `old` (or absent): the full build looks everywhere
     _delete(repo, db, gone)
-    _insert(db, [_row(p, b, records[b]) for p, b in sorted(added.items())])
+    _insert(db, [_row(p, b, _find(records, p, b)) for p, b in sorted(added.items())])
     db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (new,))
     return True
 

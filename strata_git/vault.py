@@ -244,7 +244,8 @@ class Vault:
 
         candidates = [n for held in self._known()[0].values() for _, n in held]
         close = difflib.get_close_matches(norm, candidates, n=1)
-        hint = f"did you mean {names.display(close[0])!r}?" if close else "see `git strata list`"
+        hint = (f"did you mean {names.display(close[0])!r}?" if close else
+                "see `git strata list`, or `git strata search WORDS` to find it by what it says")
         return NotFound(f"no memory named {names.display(norm)!r}", hint)
 
     # -- operations ---------------------------------------------------------------
@@ -390,7 +391,12 @@ class Vault:
         if not paths:
             return {}
         out = self.repo.git("ls-files", "-z", "--", *paths).decode("utf-8", "surrogateescape")
-        return {paths[p]: p.partition("/")[0] for p in out.split("\0") if p in paths}
+        held = set(out.split("\0"))
+        found: dict[str, str] = {}
+        for path, item in paths.items():  # in TIERS order for each item: active wins, then cooled
+            if path in held:
+                found.setdefault(item, path.partition("/")[0])
+        return found
 
     def _recall_target(self, item: str, match: bool, known: tuple) -> tuple[str, str, str]:
         """(tier, name, how) of what `item` names, or (`match`) of the best non-active hit for it as a query."""

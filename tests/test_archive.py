@@ -427,12 +427,15 @@ def test_remote_down_during_rehydrate_leaves_nothing_partial(setup, mem: Path, t
 
 def test_recall_by_query_and_cooled_recall(setup, mem: Path):
     vault, _ = setup
-    proc = strata(mem, "recall", "saffron token0017", "--json")
+    typo = strata(mem, "recall", "notes/m0100")  # a name that is not there is not a query
+    assert typo.returncode == 1 and b"no memory named" in typo.stderr
+    assert git(mem, "status", "--porcelain").stdout == b"" and not (mem / "active/notes/m0000.md").exists()
+    proc = strata(mem, "recall", "--query", "saffron token0017", "--json")
     assert proc.returncode == 0, proc.stderr
     done = json.loads(proc.stdout)
     assert done[0]["name"] == "notes/m0017" and "best match" in done[0]["detail"]
     assert (mem / "active/notes/m0017.md").read_text() == body(17)
-    assert strata(mem, "recall", "no such words anywhere zzzq").returncode == 1
+    assert strata(mem, "recall", "--query", "no such words anywhere zzzq").returncode == 1
 
 
 def test_an_interrupted_recall_is_finished_by_the_next_command(setup, mem: Path, monkeypatch):
@@ -485,3 +488,96 @@ def test_hooks_bring_the_shadow_index_forward_after_a_pull(setup, mem: Path, tmp
     after = shadow.reflects(discover(str(laptop)))
     assert after == head(laptop) != before
     assert shadow_rows(laptop) == shadow_rows(mem)
+
+
+# -- what a review found ------------------------------------------------------------------------
+
+def test_a_remote_that_borrows_our_objects_is_refused(setup, mem: Path, tmp_path: Path):
+    shared = tmp_path / "shared.git"
+    git(tmp_path, "clone", "-q", "--bare", "--shared", str(mem), str(shared))
+    for key in ("uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant"):
+        git(shared, "config", key, "true")
+    git(mem, "remote", "set-url", "origin", str(shared))
+    before = objects_bytes(mem)
+    proc = strata(mem, "archive")
+    assert proc.returncode == 1 and b"reads this clone's own objects" in proc.stderr, proc.stderr
+    _nothing_pruned(mem, before)
+    git(mem, "remote", "set-url", "origin", ".")
+    proc = strata(mem, "archive")
+    assert proc.returncode == 1 and b"reads this clone's own objects" in proc.stderr, proc.stderr
+
+
+def test_prune_keeps_objects_no_ref_reaches(setup, mem: Path, tmp_path: Path):
+    other = tmp_path / "other"
+    git(tmp_path, "init", "-q", "-b", "main", str(other))
+    (other / "f.txt").write_text("fetched, never pushed anywhere\n")
+    git(other, "add", "f.txt")
+    git(other, "commit", "-q", "-m", "other")
+    git(mem, "-c", "fetch.unpackLimit=1", "fetch", "-q", str(other), "main")  # lands in a pack, only FETCH_HEAD
+    fetched = git(mem, "rev-parse", "FETCH_HEAD").stdout.decode().strip()
+    assert strata(mem, "archive").returncode == 0
+    assert held(mem, fetched) and held(mem, git(mem, "rev-parse", "FETCH_HEAD:f.txt").stdout.decode().strip())
+
+
+def test_archive_never_deletes_a_git_lock_it_did_not_make(setup, mem: Path):
+    lock = mem / ".git/index.lock"
+    lock.write_text("")  # a user's `git commit` waiting on its editor holds it without having it open
+    before = objects_bytes(mem)
+    proc = strata(mem, "archive")
+    assert proc.returncode == 1 and b".git/index.lock exists" in proc.stderr
+    assert lock.exists()
+    _nothing_pruned(mem, before)
+
+
+def test_the_verification_record_pins_the_verified_commit_on_the_remote(setup, mem: Path):
+    from strata_git.access import machine_id
+    from strata_git.git import discover
+
+    _, remote = setup
+    assert strata(mem, "archive").returncode == 0
+    pinned = f"refs/strata/archive/{machine_id(discover(str(mem)))}"
+    record = git(remote, "rev-parse", pinned).stdout.decode().strip()
+    parents = git(remote, "rev-list", "--parents", "-n1", record).stdout.decode().split()[1:]
+    assert head(mem) in parents  # the verified commit: reachable from a ref on the remote for good
+    assert record == git(mem, "rev-parse", "refs/strata/archive/origin").stdout.decode().strip()
+
+
+def test_a_janitor_killed_in_a_pruned_clone_is_recovered(setup, mem: Path, monkeypatch):
+    from strata_git import migrate
+
+    vault, _ = setup
+    assert strata(mem, "archive").returncode == 0
+    vault.write("late/x", body(500).encode())
+    vault.janitor(now=T0 + 240 * DAY)  # cools everything live
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(migrate, "_finish", killed)
+    with pytest.raises(KeyboardInterrupt):
+        vault.janitor(now=T0 + 400 * DAY)  # archives them: HEAD moved, the working tree did not
+    monkeypatch.undo()
+    result = vault.janitor(now=T0 + 400 * DAY)
+    assert result.recovered == "rolled forward"
+    assert git(mem, "status", "--porcelain").stdout == b""
+    assert not (mem / "archive").exists() and not (mem / "cooled/late/x.md").exists()
+    assert git(mem, "ls-files", "-v", "archive/late/x.md").stdout.startswith(b"S ")
+    assert strata(mem, "archive").returncode == 0
+
+
+def test_index_md_lists_the_pruned_archive_after_a_recall(setup, mem: Path):
+    vault, _ = setup
+    assert strata(mem, "archive").returncode == 0
+    vault.recall(["notes/m0001", "notes/m0002", "notes/m0003"])
+    text = (mem / "index.md").read_text()
+    assert "## Archive (37)" in text and "- notes/: 37 memories" in text
+
+
+def test_clone_of_a_local_path_with_odd_characters(setup, mem: Path, tmp_path: Path):
+    _, remote = setup
+    git(mem, "push", "-q", "origin", "main")
+    odd = tmp_path / "my remote %41.git"
+    remote.rename(odd)
+    proc = strata(tmp_path, "clone", str(odd), str(tmp_path / "c"))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "c/active/live/a0.md").is_file()

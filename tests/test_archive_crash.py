@@ -1,7 +1,8 @@
 """SIGKILL `git strata archive` at random instants: no memory is ever lost.
 
 The remote is served by `git daemon` on 127.0.0.1, so the kill hits the client only, as
-it would on a real machine (over file:// the server side would die with it). After every kill, each memory at HEAD is in the local object store or on the remote
+it would on a real machine (over file:// the server side would die with it). After every kill,
+(having deleted a git lock file the kill left, if the next run names one, as its hint says), each memory at HEAD is in the local object store or on the remote
 (a real bare repository: the ground truth), the active files are untouched, and the
 next run finishes the job: exit 0, fsck clean, every archived blob pruned here and
 held there.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -56,7 +58,7 @@ def test_sigkill_during_archive_never_loses_a_memory(mem: Path, daemon):
     duration = time.monotonic() - started
     seed = random.randrange(1_000_000)  # printed, and in every failure: rerun one with Random(seed)
     rng = random.Random(seed)
-    outcomes = {"killed": 0, "finished first": 0}
+    outcomes = {"killed": 0, "finished first": 0, "left a git lock": 0}
     for n in range(KILLS):
         here = tmp_path / f"k{n}"
         repo, remote = _copy(base, here, daemon)
@@ -75,6 +77,16 @@ def test_sigkill_during_archive_never_loses_a_memory(mem: Path, daemon):
             assert (repo / path).read_bytes() == data, (seed, n, path)
         rerun = _run(repo)
         _, err = rerun.communicate(timeout=120)
+        for _ in range(5):
+            left = re.search(rb"\.git/(\S+\.lock) exists", err)
+            if rerun.returncode != 1 or not left:
+                break
+            # git-strata never deletes git's lock files (a live git may hold one without having it
+            # open); it names one a kill left, and the user deletes it, as its hint says.
+            outcomes["left a git lock"] += 1
+            (repo / ".git" / left.group(1).decode()).unlink()
+            rerun = _run(repo)
+            _, err = rerun.communicate(timeout=120)
         assert rerun.returncode == 0, (seed, n, err.decode())
         assert git(repo, "fsck", check=False).returncode == 0, (seed, n)
         for path, oid in archived_blobs(repo).items():
