@@ -390,7 +390,8 @@ class Vault:
             paths.update({names.tier_path(t, norm): item for t in names.TIERS})
         if not paths:
             return {}
-        out = self.repo.git("ls-files", "-z", "--", *paths).decode("utf-8", "surrogateescape")
+        # The whole listing, filtered here: git matches N literal pathspecs against every index entry.
+        out = self.repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape")
         held = set(out.split("\0"))
         found: dict[str, str] = {}
         for path, item in paths.items():  # in TIERS order for each item: active wins, then cooled
@@ -422,8 +423,9 @@ class Vault:
     def _require_movable(self, srcs: list[str]) -> None:
         """Cooled or archived files may move if committed and unchanged; an archived one a pruned
         clone keeps out of the working tree (skip-worktree, no file) may too. Two git calls for all."""
-        out = self.repo.git("ls-files", "-v", "-z", "--", *srcs).decode("utf-8", "surrogateescape")
-        flags = {item[2:]: item[0] for item in out.split("\0") if item}
+        wanted = set(srcs)
+        out = self.repo.git("ls-files", "-v", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape")
+        flags = {item[2:]: item[0] for item in out.split("\0") if item[2:] in wanted}
         check = [p for p in srcs if not (flags.get(p) == "S" and p.startswith("archive/")
                                          and not os.path.lexists(os.path.join(self.repo.root, p)))]
         if not check:
