@@ -68,3 +68,15 @@ def round_robin(variants: dict, samples: int, label: str) -> dict[str, list[floa
 
 def stats(values: list[float]) -> dict[str, float]:
     return {"median_ms": round(statistics.median(values), 1), "min_ms": round(min(values), 1), "n": len(values)}
+
+
+def emit(result: dict, as_json: bool, report, kept=None) -> None:
+    """Print `result` as JSON, or through `report` for people (then say which folder was kept)."""
+    if as_json:
+        import json
+
+        print(json.dumps(result, indent=2))
+        return
+    report(result)
+    if kept:
+        print(f"kept: {kept}")

@@ -15,7 +15,6 @@ Stretch: a commit with git-strata's hooks within 2x of a bare commit (a/b <= 2.0
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
@@ -27,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import BIN, hermetic_env, progress, round_robin, sh, stats, timed
+from benchlib import BIN, emit, hermetic_env, progress, round_robin, sh, stats, timed
 
 STRATA = str(BIN / "git-strata")
 NOOP_CONFIG = """repos:
@@ -210,12 +209,7 @@ def main() -> int:
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        report(result)
-        if args.keep:
-            print(f"kept: {tmp}")
+    emit(result, args.json, report, tmp if args.keep else None)
     return 0
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import collections
 import heapq
-import json
 import os
 import platform
 import random
@@ -41,7 +40,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from benchlib import BIN, USER, hermetic_env, progress, round_robin, sh, stats, timed
+from benchlib import BIN, USER, emit, hermetic_env, progress, round_robin, sh, stats, timed
 
 STRATA = str(BIN / "git-strata")
 HERE = Path(__file__).resolve().parent
@@ -843,12 +842,7 @@ def main() -> int:
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        report(result)
-        if args.keep:
-            print(f"kept: {tmp}")
+    emit(result, args.json, report, tmp if args.keep else None)
     return 0
 
 

@@ -146,7 +146,7 @@ def check_server(repo: Repo, remote: str, url: str) -> None:
     proc = run(["ls-remote", remote, "HEAD"], repo.root, check=False, env={"GIT_TRACE_PACKET": "1"})
     if proc.returncode != 0:
         raise Refused(f"the archive remote {remote} ({shown_url(url)}) is unreachable: "
-                      f"{_last(proc.stderr)}; nothing was pruned", "check the url and the network; the next run retries")
+                      f"{git_error(proc.stderr)}; nothing was pruned", "check the url and the network; the next run retries")
     import re
 
     said = [line.split("ls-remote< ", 1)[1] for line in proc.stderr.decode("utf-8", "replace").splitlines()
@@ -158,7 +158,7 @@ def check_server(repo: Repo, remote: str, url: str) -> None:
                       "(hosted git services already do)")
 
 
-def _last(stderr: bytes) -> str:
+def git_error(stderr: bytes) -> str:
     lines = [line for line in stderr.decode("utf-8", "replace").strip().splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith(("fatal:", "error:", "!", " !"))]
     return (errors or lines[-1:] or ["no message"])[0].strip()  # git's first error names the cause
@@ -171,7 +171,7 @@ def _push(repo: Repo, remote: str, url: str, refspecs: list[str]) -> None:
         if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said:
             raise Refused(f"the archive remote {remote} has commits this clone does not (push rejected, never forced); "
                           "nothing was pruned", f"bring them in first (`git pull {remote}`), then run again")
-        reason = _last(proc.stderr) if proc.stderr.strip() else _last(proc.stdout)
+        reason = git_error(proc.stderr) if proc.stderr.strip() else git_error(proc.stdout)
         raise Refused(f"could not push to the archive remote {remote} ({shown_url(url)}): {reason}; nothing was pruned",
                       "check the url, the network and the server's hooks; the next run retries")
 
@@ -180,7 +180,7 @@ def _blob_ids(out: bytes) -> list[str]:
     return [line for line in out.decode().split() if line and not line.startswith("?")]
 
 
-def _live(repo: Repo) -> set[str]:
+def live_blobs(repo: Repo) -> set[str]:
     """Blobs the checkout needs: in HEAD or the index anywhere outside archive/."""
     live = set()
     for args in (("ls-tree", "-r", "-z", "--full-tree", "HEAD"), ("ls-files", "-s", "-z")):
@@ -196,7 +196,7 @@ def candidates(repo: Repo, commit: str) -> dict[str, int]:
     out = repo.git("rev-list", "--objects", "--no-object-names", "--missing=print", "--filter=object:type=blob",
                    commit)
     present = _blob_ids(out)
-    live = _live(repo)
+    live = live_blobs(repo)
     wanted = [o for o in present if o not in live]
     if not wanted:
         return {}
@@ -222,7 +222,7 @@ def verify(repo: Repo, remote: str, url: str, blobs: list[str]) -> None:
                        input="".join(f"{o}\n" for o in chunk).encode())
             if proc.returncode != 0:
                 raise Refused(f"the archive remote {remote} did not give back the archived objects "
-                              f"({_last(proc.stderr)}); nothing was pruned",
+                              f"({git_error(proc.stderr)}); nothing was pruned",
                               f"the server must serve objects by id: set {SERVER_SETTINGS} on it; the next run retries")
             out = run(["-C", scratch, "cat-file", "--batch-check=%(objectname) %(objecttype)"], repo.root,
                       input="".join(f"{o}\n" for o in chunk).encode()).stdout.decode().splitlines()
@@ -413,7 +413,7 @@ def fetch_blobs_from(repo: Repo, remote: str, blobs: list[str]) -> None:
     if proc.returncode != 0:
         url = run(["remote", "get-url", remote], repo.root, check=False).stdout.decode().strip()
         raise GitFailed(f"could not fetch {len(blobs)} archived memor{'y' if len(blobs) == 1 else 'ies'} from "
-                        f"{remote} ({shown_url(url)}): {_last(proc.stderr)}; nothing was changed",
+                        f"{remote} ({shown_url(url)}): {git_error(proc.stderr)}; nothing was changed",
                         "check that the archive remote is reachable, then try again")
 
 

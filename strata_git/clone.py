@@ -48,7 +48,7 @@ def clone(url: str, folder: str | None = None) -> Cloned:
         raise Refused(f"{target} already exists and is not an empty folder", "give another folder: git strata clone URL DIR")
     proc = run(["clone", "-q", "--filter=blob:none", "--no-checkout", "--", url, target], os.getcwd(), check=False)
     if proc.returncode != 0:
-        reason = archive._last(proc.stderr)
+        reason = archive.git_error(proc.stderr)
         raise NotFound(f"could not clone {archive.shown_url(url)}: {reason}", "check the url and that the server is reachable")
     repo = discover(target)
     if not repo.head():
@@ -56,7 +56,7 @@ def clone(url: str, folder: str | None = None) -> Cloned:
                       "run `git strata init` in a clone of it, or clone a memory repository")
     repo.git("sparse-checkout", "set", "--no-cone", *archive.SPARSE_PATTERNS)
     # Every blob the checkout needs, in one fetch: active/, cooled/ and any file outside archive/.
-    needed = archive.absent(repo, sorted(archive._live(repo) - {""}))
+    needed = archive.absent(repo, sorted(archive.live_blobs(repo) - {""}))
     archive.fetch_blobs_from(repo, "origin", needed)
     repo.git("read-tree", "-m", "-u", "HEAD")
     if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
