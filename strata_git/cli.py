@@ -30,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "search": "search all tiers (active, cooled, and archive through the shadow index) for any text",
     "archive": "push archived content to the archive remote, verify it there, then prune it locally",
     "reindex": "rebuild the shadow index from history and the search index from the working tree",
+    "sync": "fetch, merge by memory name (never losing an edit) and push: memory, access and archive records",
+    "resolve": "close a conflict a sync left: --keep current, copy or both",
     "clone": "clone a memory repository without its archived content (archive stays searchable)",
     "index": "regenerate index.md (the router) and print it",
     "install-hooks": "install git-strata's hook shims (keeping your own hooks)",
@@ -130,6 +132,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     lines.append(f"archive: {'pruned here' if a['pruned'] else 'all on disk'}, {a['held_blobs']} of "
                  f"{a['memories']} archived blobs held here; last verified on a remote: "
                  f"{a['last_verified'] or 'never'}; shadow index at {(a['shadow_commit'] or 'none')[:12]}")
+    sync = status.sync
+    lines.append(f"sync: {sync['remote']}, " + (f"{sync['ahead']} ahead, {sync['behind']} behind as of the last fetch"
+                                                if sync["ahead"] is not None else "never synced"))
+    lines += [f"conflict: {c['name']} has another version beside it, {c['copy']} (from {c['from']}); "
+              f"finish with `git strata resolve {c['copy']} --keep current|copy|both`" for c in status.conflicts]
     lines += [f"uncommitted: {p}" for p in status.uncommitted]
     lines += [f"problem: {p}" for p in status.problems]
     _emit(args, status.as_dict(), "\n".join(lines))
@@ -197,6 +204,42 @@ def cmd_archive(args: argparse.Namespace) -> int:
                 f"({r.pruned_bytes / mib:.2f} MiB); objects {r.git_bytes_before / mib:.2f} -> "
                 f"{r.git_bytes_after / mib:.2f} MiB")
     _emit(args, r.as_dict(), text)
+    return 0
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    say = None
+    if not args.json and sys.stderr.isatty():
+        def say(text: str) -> None:
+            print(f"{text}...", file=sys.stderr)
+    r = _vault().sync(args.remote, dry_run=args.dry_run, progress=say)
+    would = "would " if r.dry_run else ""
+    lines = []
+    if r.committed:
+        lines.append(f"{would}commit {len(r.committed)} local edit(s) first: {', '.join(r.committed[:5])}"
+                     + (" ..." if len(r.committed) > 5 else ""))
+    lines += [f"left uncommitted: {item['path']}: {item['reason']}" for item in r.left]
+    if r.rewound:
+        lines.append(f"{r.remote}/{r.branch} had gone back {r.rewound} commit(s) (a force-push?): "
+                     f"{would}push them again from here")
+    lines.append(f"{r.integrated} with {r.remote}/{r.branch} ({r.incoming} commit(s) in, {r.outgoing} out)"
+                 if r.integrated != "up to date" else f"up to date with {r.remote}/{r.branch} ({r.outgoing} out)")
+    for d in r.decisions:
+        if d["beside"]:
+            lines.append(f"conflict: {d['name']}: {d['how']}: {d['beside']}; "
+                         f"finish with `git strata resolve {d['beside'][len('active/'):-3]} --keep current|copy|both`")
+        else:
+            lines.append(f"merged: {d['name']}: {d['how']}")
+    lines.append(("pushed" if r.pushed else "nothing to push") + f"; HEAD {(r.head or 'none')[:12]}"
+                 if not r.dry_run else "dry run: nothing was committed, merged or pushed")
+    lines += [f"mirror {name}: {state}" for name, state in r.mirrors.items()]
+    _emit(args, r.as_dict(), "\n".join(lines))
+    return 1 if any(state.startswith("failed") for state in r.mirrors.values()) else 0
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    c = _vault().resolve(args.name, args.keep, via="cli")
+    _emit(args, c.as_dict(), f"{c.detail} (commit {(c.commit or '')[:12]})")
     return 0
 
 
@@ -404,6 +447,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="merged: best score first, any tier (default); cascade: active, then cooled, then archive")
     add("archive", cmd_archive).add_argument("--dry-run", action="store_true", help="say what would be pruned")
     add("reindex", cmd_reindex)
+    p = add("sync", cmd_sync)
+    p.add_argument("--remote", help="the git remote to sync with (default: sync.remote, origin)")
+    p.add_argument("--dry-run", action="store_true", help="fetch and say what would be committed, merged, pushed")
+    p = add("resolve", cmd_resolve)
+    p.add_argument("name", help="the memory, or its conflict copy (NAME.conflict-XXXXXXXX)")
+    p.add_argument("--keep", required=True, choices=("current", "copy", "both"),
+                   help="current: delete the copy; copy: the copy replaces the memory; both: keep both memories")
     p = add("clone", cmd_clone)
     p.add_argument("url", help="the memory repository's git url")
     p.add_argument("dir", nargs="?", help="folder to clone into (default: from the url)")

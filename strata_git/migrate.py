@@ -152,6 +152,24 @@ def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dic
     return new
 
 
+def advance(repo: Repo, old: str, new: str, paths: list[str], reflog: str) -> None:
+    """Move HEAD from `old` to `new`, a commit made elsewhere (a sync's fast-forward or merge)
+    whose changed `paths` the caller checked are clean here, and bring the index and working
+    tree along: steps 3 to 5 of the protocol above, so `recover()` finishes or undoes it."""
+    if _index_locked(repo):
+        raise Refused("another git process is using the index (.git/index.lock exists); nothing was changed",
+                      "run it again when that git command has finished")
+    moves = [(p, p) for p in paths]
+    _drop(repo, INDEX, INDEX_LOCK)
+    _write_journal(repo, {"old": old, "new": new, "moves": moves, "pid": os.getpid()})
+    moved = run(["update-ref", "-m", reflog, "HEAD", new, old], repo.root, check=False)
+    if moved.returncode != 0:
+        _drop(repo, JOURNAL)
+        raise Refused("HEAD moved meanwhile (another git command committed); nothing was changed", "run it again")
+    _finish(repo, old, new, moves)
+    _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
+
+
 def _finish(repo: Repo, old: str, new: str, moves: list[list[str]] | list[tuple[str, str]]) -> None:
     """Bring the real index and working tree from old to new, waiting out a git that holds
     index.lock; if it never lets go, the journal stays and the next cycle finishes the job."""

@@ -77,6 +77,8 @@ class Status(NamedTuple):
     problems: list[str]
     daemon: int | None  # pid of `git strata serve` for this repository
     archive: dict  # pruned?, archived blobs held here, last verification, shadow index commit
+    conflicts: list[dict]  # open conflict copies a sync left (see conflicts.py)
+    sync: dict  # the sync remote, and commits ahead of / behind it as of the last fetch
 
     def as_dict(self) -> dict:
         return self._asdict()
@@ -526,6 +528,40 @@ class Vault:
             router.refresh(self.repo, self.cfg.max_memory_bytes)
         return report
 
+    def sync(self, remote: str | None = None, dry_run: bool = False,
+             progress: Callable[[str], None] | None = None):
+        """Bring memory, access records and archive records in line with the remote, both ways."""
+        from strata_git import sync
+
+        with self.locked():
+            return sync.sync(self.repo, self.cfg, remote, dry_run, progress)
+
+    def resolve(self, name: str, keep: str, via: str = "api") -> Change:
+        """Close a conflict a sync left: keep the version in place, take the copy, or keep both."""
+        from strata_git import conflicts
+
+        with self.locked():
+            active = [e.name for e in self.refresh_router().entries if e.tier == "active"]
+            norm, copy = conflicts.pick(self.repo.root, active, names.display(names.normalize(name)))
+            writes, subject = conflicts.resolution(self.repo.root, norm, copy, keep)
+            for path in writes:
+                self._require_clean(path, "resolve")
+            self.repo.require_identity()
+
+            def stage() -> None:
+                for path, data in writes.items():
+                    if data is None:
+                        self.repo.git("rm", "-q", "--", path)
+                    else:
+                        safefs.write(self.repo.root, path, data)
+                        self.repo.git("add", "--", path)
+
+            commit = self._commit(list(writes), stage, subject,
+                                  {"Strata-Action": f"resolve ({keep})", "Strata-Name": names.display(norm),
+                                   "Strata-Via": via})
+            self.refresh_router()
+            return Change("resolve", norm, f"active/{norm}", commit, subject.split(": ", 2)[-1])
+
     def reindex(self) -> dict:
         """Rebuild the shadow index from history and the catalog from the working tree."""
         from strata_git import catalog, shadow
@@ -565,11 +601,21 @@ class Vault:
         problems = [f"{e.path}: {e.problem}" for e in scan.entries if e.problem]
         problems += [f"{p}: not a memory (only .md files belong in tier folders)" for p in scan.strays]
         branch = self.repo.git("symbolic-ref", "-q", "--short", "HEAD", check=False).decode().strip()
-        from strata_git import serve
+        from strata_git import conflicts, serve
 
         return Status(self.repo.root, branch or "(detached)", self.repo.head(), tiers,
                       hooks.state(self.repo), self.cfg.as_dict(), uncommitted, problems, serve.running(self.repo),
-                      self._archive_state())
+                      self._archive_state(),
+                      conflicts.open_conflicts(self.repo.root, [e.name for e in scan.entries if e.tier == "active"]),
+                      self._sync_state(branch))
+
+    def _sync_state(self, branch: str) -> dict:
+        remote = self.cfg.sync_remote
+        tracking = f"refs/remotes/{remote}/{branch}"
+        found = self.repo.git("rev-list", "--left-right", "--count", f"HEAD...{tracking}", check=False).split()
+        if not branch or len(found) != 2:
+            return {"remote": remote, "ahead": None, "behind": None}
+        return {"remote": remote, "ahead": int(found[0]), "behind": int(found[1])}
 
     def _archive_state(self) -> dict:
         from strata_git import archive, shadow

@@ -1,0 +1,279 @@
+"""Merging two machines' memory: a three-way merge by memory name, not by path.
+
+A memory keeps its name while the janitor moves it between tiers, so git's path-based
+merge (with its rename guessing) would put an edit made in active/ into the cooled/
+file the other machine's janitor moved it to. Here every changed path is mapped to
+its memory name, and each name is decided once from its base, ours and theirs
+versions (path, mode, blob):
+
+- one side unchanged: take the other side (two janitors making the same move agree);
+- content: take the side that changed it; both changed it: `git merge-file`, and if
+  that conflicts, keep theirs in place and ours beside it as
+  `NAME.conflict-<first 8 hex of ours' blob>.md`, with a `strata-conflict:` line in
+  its frontmatter saying where it came from;
+- tier: an edited memory ends in active/ (the edit wins over a janitor move); a
+  memory moved up on one side (a recall: someone used it) ends where it was moved up
+  to; both sides moved it down: the further tier (the later decision of the same rules);
+- deleted on one side: gone, unless the other side edited it (then the edit survives);
+- created on both sides: one memory if the bytes agree, else both survive as above.
+
+Files that are not memories (config, .gitattributes) are merged by path the same way.
+The decision for a name depends only on the three versions, so every machine that
+merges the same two commits makes the same tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import NamedTuple
+
+from strata_git import names
+from strata_git.git import Repo, run
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+ZERO = "0" * 40
+RANK = {"active": 0, "cooled": 1, "archive": 2}
+CONFLICT_KEY = "strata-conflict"
+CONFLICT_MARK = ".conflict-"
+
+
+class Version(NamedTuple):
+    path: str
+    mode: str
+    blob: str
+
+
+class Decision(NamedTuple):
+    key: str  # the memory name, or "\0" + path for a file that is not a memory
+    result: Version | None
+    beside: Version | None  # ours, kept beside theirs (a conflict)
+    how: str  # what happened, in words
+
+
+def key_of(path: str) -> str:
+    where = names.split_path(path)
+    return where[1] if where and where[1].endswith(names.SUFFIX) else "\0" + path
+
+
+def tier_of(path: str) -> str | None:
+    where = names.split_path(path)
+    return where[0] if where else None
+
+
+def changes(repo: Repo, base: str, commit: str) -> dict[str, tuple[tuple[str, str] | None, tuple[str, str] | None]]:
+    """{path: (old (mode, blob) or None, new or None)} between two commits (no rename guessing)."""
+    out = repo.git("diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--raw", base, commit)
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    found = {}
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        old_mode, new_mode, old_blob, new_blob, _ = meta.lstrip(":").split(" ")
+        found[path] = ((old_mode, old_blob) if old_mode != "000000" else None,
+                       (new_mode, new_blob) if new_mode != "000000" else None)
+    return found
+
+
+def _merged_mode(b: Version | None, o: Version, t: Version) -> str:
+    if o.mode == t.mode or b is None or t.mode == b.mode:
+        return o.mode
+    return t.mode
+
+
+def _tier(b: Version, o: Version, t: Version) -> str:
+    bt, ot, tt = tier_of(b.path), tier_of(o.path), tier_of(t.path)
+    if ot == bt:
+        return tt
+    if tt == bt or ot == tt:
+        return ot
+    up = [x for x in (ot, tt) if RANK[x] < RANK[bt]]
+    return min(up, key=RANK.__getitem__) if up else max((ot, tt), key=RANK.__getitem__)
+
+
+def _place(key: str, tier: str) -> str:
+    return f"{tier}/{key}"
+
+
+def beside_path(key: str, ours: Version) -> str:
+    """The deterministic place for ours' version of a conflicting memory or file."""
+    if key.startswith("\0"):
+        return f"{key[1:]}{CONFLICT_MARK}{ours.blob[:8]}"
+    stem = key[: -len(names.SUFFIX)]
+    return f"active/{stem}{CONFLICT_MARK}{ours.blob[:8]}{names.SUFFIX}"
+
+
+class Merger:
+    """Decides each name; reads and writes blobs only for content merges and conflict copies."""
+
+    def __init__(self, repo: Repo, provenance: dict[str, str]) -> None:
+        self.repo = repo
+        self.provenance = provenance  # machine, host, commit, at: written into a conflict copy
+
+    def decide(self, key: str, b: Version | None, o: Version | None, t: Version | None) -> Decision:
+        memory = not key.startswith("\0")
+        if o == t:
+            return Decision(key, o, None, "same on both sides")
+        if o == b:
+            return Decision(key, t, None, "changed there")
+        if t == b:
+            return Decision(key, o, None, "changed here")
+        if o is None or t is None:  # deleted on one side, changed on the other (b exists here)
+            kept = o or t
+            if kept.blob == b.blob:
+                return Decision(key, None, None, "deleted on one side, only moved on the other: deleted")
+            path = _place(key, "active") if memory else kept.path
+            return Decision(key, kept._replace(path=path), None, "deleted on one side, edited on the other: edit kept")
+        if b is None:  # created on both sides
+            if o.blob == t.blob:
+                tier = min((tier_of(o.path), tier_of(t.path)), key=RANK.__getitem__) if memory else None
+                return Decision(key, o._replace(path=_place(key, tier) if memory else o.path), None,
+                                "created on both sides with the same content")
+            return self._conflict(key, t, o, "created on both sides")
+        content = self._content(b, o, t)
+        if content is None:
+            return self._conflict(key, t._replace(path=_place(key, "active") if memory else t.path), o,
+                              "edited on both sides")
+        mode = _merged_mode(b, o, t)
+        if not memory:
+            return Decision(key, Version(o.path, mode, content), None, "edited on both sides: merged")
+        edited = content != b.blob
+        tier = "active" if edited else _tier(b, o, t)
+        how = "edited on both sides: merged" if o.blob != b.blob and t.blob != b.blob else \
+            "edited on one side, moved on the other: edit kept in active/" if edited else "moved on both sides"
+        return Decision(key, Version(_place(key, tier), mode, content), None, how)
+
+    def _content(self, b: Version, o: Version, t: Version) -> str | None:
+        """The merged blob id, or None when the edits conflict."""
+        if o.blob == t.blob or t.blob == b.blob:
+            return o.blob
+        if o.blob == b.blob:
+            return t.blob
+        if not all(v.mode == "100644" for v in (b, o, t)):
+            return None
+        raws = self.repo.objects([b.blob, o.blob, t.blob])
+        if any(raw is None for raw in raws):
+            return None
+        with tempfile.TemporaryDirectory(prefix="strata-merge-") as tmp:
+            files = []
+            for label, raw in zip(("base", "ours", "theirs"), raws, strict=True):
+                files.append(os.path.join(tmp, label))
+                with open(files[-1], "wb") as f:
+                    f.write(raw)
+            proc = run(["merge-file", "-p", "-q", files[1], files[0], files[2]], tmp, check=False)
+        if proc.returncode != 0:  # > 0: that many conflicts; < 0: an error (binary content)
+            return None
+        return self.repo.git("hash-object", "-w", "--stdin", input=proc.stdout).decode().strip()
+
+    def _conflict(self, key: str, theirs: Version, ours: Version, why: str) -> Decision:
+        path = beside_path(key, ours)
+        blob = ours.blob
+        if not key.startswith("\0") and ours.mode == "100644":
+            raw = self.repo.objects([ours.blob])[0]
+            marked = with_provenance(raw, {"of": key[: -len(names.SUFFIX)], **self.provenance}) if raw else None
+            if marked is not None:
+                blob = self.repo.git("hash-object", "-w", "--stdin", input=marked).decode().strip()
+        return Decision(key, theirs, Version(path, ours.mode, blob), f"{why}: this machine's version kept beside")
+
+
+def with_provenance(raw: bytes, info: dict[str, str]) -> bytes | None:
+    """`raw` with a `strata-conflict:` line first in its frontmatter (added if it has none);
+    None when it is not UTF-8 text or already carries one. `without_provenance` undoes it exactly."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    line = f"{CONFLICT_KEY}: {json.dumps(info, ensure_ascii=True)}\n".encode()
+    if raw.startswith((b"---\n", b"---\r\n")):
+        head = raw.split(b"\n---", 1)[0]
+        if f"\n{CONFLICT_KEY}:".encode() in head:
+            return None
+        first = raw.index(b"\n") + 1
+        return raw[:first] + line + raw[first:]
+    return b"---\n" + line + b"---\n" + raw
+
+
+def without_provenance(raw: bytes) -> bytes:
+    prefix = f"---\n{CONFLICT_KEY}: ".encode()
+    for opening in (b"---\n", b"---\r\n"):
+        start = opening + f"{CONFLICT_KEY}: ".encode()
+        if raw.startswith(start):
+            end = raw.index(b"\n", len(start)) + 1
+            rest = raw[end:]
+            if opening == b"---\n" and raw.startswith(prefix) and rest.startswith(b"---\n"):
+                return rest[4:]  # the frontmatter was added for the line alone
+            return opening + rest
+    return raw
+
+
+def provenance_of(raw: bytes) -> dict | None:
+    """The `strata-conflict:` record of a conflict copy, or None."""
+    for opening in (b"---\n", b"---\r\n"):
+        start = opening + f"{CONFLICT_KEY}: ".encode()
+        if raw.startswith(start):
+            line = raw[len(start):raw.find(b"\n", len(start))]
+            try:
+                found = json.loads(line.decode("utf-8"))
+            except ValueError:
+                return None
+            return found if isinstance(found, dict) else None
+    return None
+
+
+class Merged(NamedTuple):
+    tree: str
+    decisions: list[Decision]  # only the names both sides changed
+
+    @property
+    def conflicts(self) -> list[Decision]:
+        return [d for d in self.decisions if d.beside is not None]
+
+
+def merge(repo: Repo, base: str | None, ours: str, theirs: str, provenance: dict[str, str]) -> Merged:
+    """The merged tree of two commits (written to the object store; no ref, index or file touched)."""
+    base = base or EMPTY_TREE
+    mine, other = changes(repo, base, ours), changes(repo, base, theirs)
+    by_key: dict[str, set[str]] = {}
+    for path in mine.keys() | other.keys():
+        by_key.setdefault(key_of(path), set()).add(path)
+    merger = Merger(repo, provenance)
+    edits: dict[str, Version | None] = {}  # path -> new version in ours' tree (None: remove)
+    decisions = []
+    for key in sorted(by_key):
+        paths = sorted(by_key[key])
+        base_v = {p: (mine.get(p) or other.get(p))[0] for p in paths}
+        sides = [{p: (diff[p][1] if p in diff else base_v[p]) for p in paths} for diff in (mine, other)]
+        states = [_versions(base_v), _versions(sides[0]), _versions(sides[1])]
+        if any(len(s) > 1 for s in states):  # a name in two tiers at once: merge its paths one by one
+            todo = [("\0" + p, *(_one(_versions({p: s.get(p)})) for s in (base_v, *sides))) for p in paths]
+        else:
+            todo = [(key, *(_one(s) for s in states))]
+        for k, b, o, t in todo:
+            decision = merger.decide(k, b, o, t)
+            if o != t and o != b and t != b:  # both sides changed it: worth reporting
+                decisions.append(decision)
+            if o is not None:
+                edits[o.path] = None
+            for v in (decision.result, decision.beside):
+                if v is not None:
+                    edits[v.path] = v
+    return Merged(_write_tree(repo, ours, edits), decisions)
+
+
+def _versions(state: dict[str, tuple[str, str] | None]) -> dict[str, Version]:
+    return {p: Version(p, *v) for p, v in state.items() if v is not None}
+
+
+def _one(found: dict[str, Version]) -> Version | None:
+    return next(iter(found.values()), None)
+
+
+def _write_tree(repo: Repo, ours: str, edits: dict[str, Version | None]) -> str:
+    with tempfile.TemporaryDirectory(prefix="strata-merge-") as tmp:
+        env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
+        repo.git("read-tree", ours, env=env)
+        lines = [f"{v.mode} {v.blob}\t{p}\0" if v else f"0 {ZERO}\t{p}\0" for p, v in sorted(edits.items())]
+        # Removals first: a file and a folder of the same name may swap places.
+        lines.sort(key=lambda line: not line.startswith("0 "))
+        repo.git("update-index", "-z", "--index-info", input="".join(lines).encode("utf-8", "surrogateescape"),
+                 env=env)
+        return repo.git("write-tree", "--missing-ok", env=env).decode().strip()

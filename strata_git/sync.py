@@ -1,0 +1,361 @@
+"""`git strata sync`: the memory branch, access records and archive records, both ways.
+
+One round:
+
+1. commit the uncommitted edits in active/ (each checked like a commit through the hooks;
+   a file the checks refuse is left as it is, uncommitted, and reported);
+2. flush this machine's access records into its access ref;
+3. fetch the remote's branches, access refs and archive records;
+4. integrate: nothing to do, a fast-forward, or a merge commit made by name (merge.py),
+   so conflicts never stop the round and never lose an edit;
+5. push the branch and this machine's access ref, never forced. If another machine pushed
+   in between, the push is rejected and the round goes back to 3 (at most five times).
+
+HEAD moves by the janitor's journaled compare-and-swap protocol, so a sync killed at
+any instant is finished or undone by the next git-strata command that recovers. The
+working tree only changes where the merge changed something, and never where a file has
+changes of its own: sync refuses first. Published history is never rewritten: sync
+makes merge commits and never rebases. A remote that went back (someone force-pushed)
+simply gets the lost commits again, since this clone still has them.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+from strata_git import access, archive, guard, merge, migrate, names
+from strata_git.config import Config
+from strata_git.errors import GitFailed, NotFound, Refused
+from strata_git.git import Repo, run
+
+ATTEMPTS = 5
+TRACKING = "refs/remotes/{remote}/"
+REMOTE_ACCESS = access.REMOTE_REFS + "{remote}/access/"
+REMOTE_ARCHIVE = access.REMOTE_REFS + "{remote}/archive/"
+RETRY = ("(fetch first)", "(non-fast-forward)", "(stale info)", "(already exists)")
+
+
+class Result(NamedTuple):
+    remote: str
+    url: str
+    branch: str
+    head: str | None
+    committed: list[str]  # local edits committed before integrating
+    left: list[dict]  # uncommitted edits the checks refused: [{path, reason}]
+    integrated: str  # "up to date", "fast-forward", "merge" (or "would ..." in a dry run)
+    incoming: int  # commits brought in
+    outgoing: int  # commits pushed (or to push)
+    decisions: list[dict]  # names both sides changed, and what became of them
+    pushed: bool
+    rewound: int  # commits the remote had lost, given back to it
+    attempts: int
+    mirrors: dict[str, str]
+    dry_run: bool
+
+    @property
+    def conflicts(self) -> list[dict]:
+        return [d for d in self.decisions if d.get("beside")]
+
+    def as_dict(self) -> dict:
+        return {**self._asdict(), "conflicts": self.conflicts}
+
+
+def _note(progress: Callable[[str], None] | None, text: str) -> None:
+    if progress:
+        progress(text)
+
+
+def _rev(repo: Repo, ref: str) -> str | None:
+    out = repo.git("rev-parse", "-q", "--verify", ref + "^{commit}", check=False).decode().strip()
+    return out or None
+
+
+def _is_ancestor(repo: Repo, a: str, b: str) -> bool:
+    return a == b or repo.ok("merge-base", "--is-ancestor", a, b)
+
+
+def _count(repo: Repo, spec: str) -> int:
+    return int(repo.git("rev-list", "--count", spec).decode().strip() or 0)
+
+
+def remote_url(repo: Repo, remote: str) -> str:
+    proc = run(["remote", "get-url", "--", remote], repo.root, check=False)
+    if proc.returncode != 0:
+        raise NotFound(f"this repository has no remote named {remote!r}",
+                       f"add one (`git remote add {remote} URL`), or name another with --remote")
+    return proc.stdout.decode().strip()
+
+
+# -- 1. local edits ------------------------------------------------------------------
+
+def _local_edits(repo: Repo) -> list[tuple[str, str]]:
+    """(status code, path) of every uncommitted change in active/ (untracked files included)."""
+    out = repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--", "active")
+    return [(item[:2], item[3:]) for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3]
+
+
+def _as_change(repo: Repo, code: str, path: str) -> guard.Change:
+    full = os.path.join(repo.root, path)
+    if not os.path.lexists(full):
+        return guard.Change("D", path, "000000", merge.ZERO)
+    st = os.lstat(full)
+    if os.path.islink(full):
+        return guard.Change("A", path, "120000", merge.ZERO)
+    oid = repo.git("hash-object", "-w", "--", path).decode().strip()
+    mode = "100755" if st.st_mode & 0o111 else "100644"
+    return guard.Change("A" if code == "??" else "M", path, mode, oid, st.st_size)
+
+
+def commit_local(repo: Repo, cfg: Config, dry_run: bool) -> tuple[list[str], list[dict]]:
+    """Commit uncommitted edits in active/ that pass the hooks' checks; (committed, left)."""
+    edits = _local_edits(repo)
+    if not edits or dry_run:
+        return [path for _, path in edits], []
+    if run(["var", "GIT_AUTHOR_IDENT"], repo.root, check=False).returncode != 0:
+        return [], [{"path": p, "reason": "git does not know who you are, so it cannot commit"} for _, p in edits]
+    changes = [_as_change(repo, code, path) for code, path in edits]
+    staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape").split("\0")
+    staged = [p for p in staged if p] + [c.path for c in changes if c.status == "A"]
+    blobs = dict(zip((c.oid for c in changes if c.status != "D"),
+                     repo.objects([c.oid for c in changes if c.status != "D"]), strict=True))
+    good, left = [], []
+    for change in changes:
+        found = guard.problems([change], staged, lambda oid: blobs.get(oid) or b"", cfg)
+        if found:
+            left.append({"path": change.path, "reason": str(found[0])})
+        else:
+            good.append(change)
+    if good:
+        new = [c.path for c in good if c.status == "A"]
+        if new:
+            repo.git("add", "--", *new)
+        paths = [c.path for c in good]
+        repo.commit(paths, f"strata: sync commits {len(paths)} local edit{'s' if len(paths) != 1 else ''}",
+                    {"Strata-Sync": "uncommitted edits in active/, committed before syncing"})
+    return [c.path for c in good], left
+
+
+# -- 3. fetch --------------------------------------------------------------------------
+
+def fetch(repo: Repo, remote: str, url: str) -> None:
+    specs = [f"+refs/heads/*:{TRACKING.format(remote=remote)}*",
+             f"+{access.REF_PREFIX}*:{REMOTE_ACCESS.format(remote=remote)}*",
+             f"+{archive.VERIFIED_REFS}*:{REMOTE_ARCHIVE.format(remote=remote)}*"]
+    proc = run(["fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no", remote, *specs], repo.root,
+               check=False)
+    if proc.returncode != 0:
+        raise GitFailed(f"cannot reach {remote} ({archive.shown_url(url)}): {archive.git_error(proc.stderr)}; "
+                        f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
+                        "check the url and the network; the next sync pushes it")
+
+
+# -- 4. integrate ----------------------------------------------------------------------
+
+def _provenance(repo: Repo, ours: str) -> dict[str, str]:
+    return {"from": f"{socket.gethostname()} ({access.machine_id(repo)})", "commit": ours,
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def _message(remote: str, branch: str, theirs: str, merged: merge.Merged) -> str:
+    kept = len(merged.conflicts)
+    subject = f"strata: sync with {remote}/{branch}" + (f" ({kept} kept beside)" if kept else "")
+    trailers = [f"Strata-Sync: {remote}/{branch} {theirs}"]
+    for d in merged.decisions:
+        shown = d.key.lstrip("\0")
+        if d.beside:
+            trailers.append(f"Strata-Conflict: {shown} -> {d.beside.path}")
+        else:
+            trailers.append(f"Strata-Merge: {shown}: {d.how}")
+    return f"{subject}\n\n" + "\n".join(trailers) + "\n"
+
+
+def _decision(d: merge.Decision) -> dict:
+    return {"name": d.key.lstrip("\0"), "how": d.how, "path": d.result.path if d.result else None,
+            "beside": d.beside.path if d.beside else None}
+
+
+def _refuse_dirty(repo: Repo, old: str, new: str) -> list[str]:
+    """The paths the move from old to new changes; refused if any has changes of its own."""
+    changed = list(merge.changes(repo, old, new))
+    out = repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames")
+    listed = [item[3:] for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3]
+    dirty = {p for p in listed if not p.endswith("/")}
+    folders = [p for p in listed if p.endswith("/")]  # an untracked or ignored folder, listed whole
+    clash = sorted(p for p in changed if p in dirty or any(p.startswith(f) for f in folders))
+    if clash:
+        raise Refused(f"{clash[0]} has uncommitted changes here and the remote changed it too"
+                      f"{f' (and {len(clash) - 1} more)' if len(clash) > 1 else ''}; nothing was changed",
+                      "commit or move those changes aside, then run `git strata sync` again")
+    return changed
+
+
+def _fetch_needed(repo: Repo, remote: str, new: str, changed: list[str]) -> None:
+    """In a pruned clone, bring the blobs the working tree will need (not archive/'s) in one fetch."""
+    if not archive.is_pruned(repo) or not changed:
+        return
+    wanted = [p for p in changed if not p.startswith("archive/")]
+    entries = migrate._entries(repo, new, wanted) if wanted else {}
+    archive.fetch_blobs_from(repo, remote, archive.absent(repo, sorted({oid for _, oid in entries.values()})))
+
+
+def integrate(repo: Repo, cfg: Config, remote: str, branch: str, theirs: str | None, dry_run: bool
+              ) -> tuple[str, str, list[merge.Decision]]:
+    """(what happened, the new HEAD, decisions) after bringing `theirs` into HEAD."""
+    ours = repo.head()
+    if theirs is None or (ours and _is_ancestor(repo, theirs, ours)):
+        return "up to date", ours or "", []
+    if ours is None or _is_ancestor(repo, ours, theirs):
+        how, new, decisions = "fast-forward", theirs, []
+    else:
+        base = repo.git("merge-base", ours, theirs, check=False).decode().split()
+        merged = merge.merge(repo, base[0] if base else None, ours, theirs, _provenance(repo, ours))
+        if dry_run:
+            return "would merge", ours, merged.decisions
+        identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
+                    "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
+        new = repo.git("commit-tree", merged.tree, "-p", ours, "-p", theirs,
+                       input=_message(remote, branch, theirs, merged).encode("utf-8"), env=identity).decode().strip()
+        how, decisions = "merge", merged.decisions
+    if dry_run:
+        return f"would {how}", ours or "", decisions
+    if ours is None:  # an unborn branch: nothing here to keep
+        repo.git("update-ref", "HEAD", new)
+        repo.git("read-tree", "-m", "-u", new)
+        return how, new, decisions
+    changed = _refuse_dirty(repo, ours, new)
+    _fetch_needed(repo, remote, new, changed)
+    migrate.advance(repo, ours, new, changed, f"strata: sync {how} with {remote}/{branch}")
+    return how, new, decisions
+
+
+# -- 5. push ---------------------------------------------------------------------------
+
+def push(repo: Repo, remote: str, url: str, refspecs: list[str]) -> bool:
+    """Push (never forced); False when the remote moved meanwhile (fetch and try again)."""
+    if not refspecs:
+        return True
+    proc = run(["push", "--porcelain", "--", remote, *refspecs], repo.root, check=False)
+    if proc.returncode == 0:
+        return True
+    said = proc.stdout.decode("utf-8", "replace")
+    rejected = [line for line in said.splitlines() if line.startswith("!")]
+    if rejected and all(any(mark in line for mark in RETRY) for line in rejected):
+        return False
+    if rejected:
+        why = rejected[0].split("\t")[-1].strip()
+        told = [line[len("remote: "):].strip() for line in proc.stderr.decode("utf-8", "replace").splitlines()
+                if line.startswith("remote: ") and line[len("remote: "):].strip()]
+        raise Refused(f"{remote} refused the push: {why}{': ' + told[-1] if told else ''}; "
+                      f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
+                      "ask whoever runs the remote why it refuses; the next sync pushes again")
+    raise GitFailed(f"cannot push to {remote} ({archive.shown_url(url)}): {archive.git_error(proc.stderr)}; "
+                    f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
+                    "check the url and the network; the next sync pushes it")
+
+
+def _refspecs(repo: Repo, remote: str, branch: str, head: str | None, theirs: str | None) -> list[str]:
+    specs = [f"{head}:refs/heads/{branch}"] if head and head != theirs else []
+    mine = access.REF_PREFIX + access.machine_id(repo)
+    local = _rev(repo, mine)
+    if local and local != _rev(repo, REMOTE_ACCESS.format(remote=remote) + access.machine_id(repo)):
+        specs.append(f"{mine}:{mine}")
+    return specs
+
+
+# -- the round -------------------------------------------------------------------------
+
+def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = False,
+         progress: Callable[[str], None] | None = None) -> Result:
+    """One sync round (the caller holds the repository lock)."""
+    remote = remote or cfg.sync_remote
+    url = remote_url(repo, remote)
+    if not dry_run:
+        migrate.recover(repo)
+    migrate.refuse_unless_settled(repo)
+    branch = repo.git("symbolic-ref", "-q", "--short", "HEAD").decode().strip()
+    committed, left = commit_local(repo, cfg, dry_run)
+    if not dry_run:
+        access.flush(repo, (cfg.janitor_name, cfg.janitor_email))
+    tracking = TRACKING.format(remote=remote) + branch
+    start = repo.head()
+    decisions: list[merge.Decision] = []
+    integrated, rewound, incoming = "up to date", 0, 0
+    for attempt in range(1, ATTEMPTS + 1):
+        before = _rev(repo, tracking)
+        _note(progress, f"fetching from {remote}")
+        fetch(repo, remote, url)
+        theirs = _rev(repo, tracking)
+        if before and theirs and not _is_ancestor(repo, before, theirs):
+            rewound = max(rewound, _count(repo, f"{theirs}..{before}"))
+        ours = repo.head()
+        if theirs and ours:
+            incoming += _count(repo, f"{ours}..{theirs}")
+        elif theirs:
+            incoming += _count(repo, theirs)
+        _note(progress, f"integrating {remote}/{branch}")
+        how, head, found = integrate(repo, cfg, remote, branch, theirs, dry_run)
+        decisions += found
+        if how != "up to date":
+            integrated = how
+        outgoing = _count(repo, f"{theirs}..{head}" if theirs else head) if head else 0
+        if dry_run:
+            return Result(remote, archive.shown_url(url), branch, start, committed, left, integrated, incoming,
+                          outgoing, [_decision(d) for d in decisions], False, rewound, attempt, {}, True)
+        if head != start:
+            _refresh(repo, cfg)
+        _note(progress, f"pushing to {remote}")
+        specs = _refspecs(repo, remote, branch, head, theirs)
+        if push(repo, remote, url, specs):
+            if specs:
+                fetch_refs_after_push(repo, remote, branch, head)
+            mirrors = push_mirrors(repo, cfg, branch)
+            return Result(remote, archive.shown_url(url), branch, head, committed, left, integrated, incoming,
+                          outgoing, [_decision(d) for d in decisions], bool(specs), rewound, attempt, mirrors, False)
+    raise Refused(f"{remote} kept changing: {ATTEMPTS} rounds in a row another machine pushed first; "
+                  "everything here is committed", "run `git strata sync` again")
+
+
+def fetch_refs_after_push(repo: Repo, remote: str, branch: str, head: str | None) -> None:
+    """Record what the remote now has (as a fetch would), so the next round knows without asking."""
+    if head:
+        repo.git("update-ref", TRACKING.format(remote=remote) + branch, head)
+    mine = access.REF_PREFIX + access.machine_id(repo)
+    local = _rev(repo, mine)
+    if local:
+        repo.git("update-ref", REMOTE_ACCESS.format(remote=remote) + access.machine_id(repo), local)
+
+
+def _refresh(repo: Repo, cfg: Config) -> None:
+    """index.md and the shadow index follow HEAD now (the search index follows on its next query)."""
+    from strata_git import router, shadow
+
+    router.refresh(repo, cfg.max_memory_bytes)
+    shadow.refresh(repo)
+
+
+def push_mirrors(repo: Repo, cfg: Config, branch: str) -> dict[str, str]:
+    """Push the branch and access refs to each mirror (a backup: a failure is reported, not fatal)."""
+    done = {}
+    for mirror in cfg.sync_mirrors:
+        try:
+            url = remote_url(repo, mirror)
+        except NotFound as e:
+            done[mirror] = f"failed: {e.message}"
+            continue
+        if archive.is_pruned(repo):
+            done[mirror] = ("skipped: this clone is pruned, and a mirror needs every object "
+                            "(git-remote-s3 uploads a whole bundle); mirror from a clone that is not pruned")
+            continue
+        specs = [f"refs/heads/{branch}:refs/heads/{branch}"]
+        mine = access.REF_PREFIX + access.machine_id(repo)
+        if _rev(repo, mine):
+            specs.append(f"{mine}:{mine}")
+        proc = run(["push", "--porcelain", "--", mirror, *specs], repo.root, check=False)
+        said = proc.stderr if proc.stderr.strip() else proc.stdout
+        done[mirror] = "pushed" if proc.returncode == 0 else \
+            f"failed: {archive.git_error(said)} ({archive.shown_url(url)})"
+    return done
