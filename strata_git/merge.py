@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from typing import NamedTuple
 
 from strata_git import names
@@ -228,34 +229,38 @@ class Merged(NamedTuple):
         return [d for d in self.decisions if d.beside is not None]
 
 
-def merge(repo: Repo, base: str | None, ours: str, theirs: str, provenance: dict[str, str]) -> Merged:
-    """The merged tree of two commits (written to the object store; no ref, index or file touched)."""
+def merge(repo: Repo, base: str | None, ours: str, theirs: str, provenance: dict[str, str],
+          fetch: Callable[[list[str]], None] = lambda blobs: None) -> Merged:
+    """The merged tree of two commits (written to the object store; no ref, index or file touched).
+    `fetch(blobs)` brings the blobs a content merge needs, in one batch, into a partial clone."""
     base = base or EMPTY_TREE
     mine, other = changes(repo, base, ours), changes(repo, base, theirs)
     by_key: dict[str, set[str]] = {}
     for path in mine.keys() | other.keys():
         by_key.setdefault(key_of(path), set()).add(path)
-    merger = Merger(repo, provenance)
-    edits: dict[str, Version | None] = {}  # path -> new version in ours' tree (None: remove)
-    decisions = []
+    work = []
     for key in sorted(by_key):
         paths = sorted(by_key[key])
         base_v = {p: (mine.get(p) or other.get(p))[0] for p in paths}
         sides = [{p: (diff[p][1] if p in diff else base_v[p]) for p in paths} for diff in (mine, other)]
         states = [_versions(base_v), _versions(sides[0]), _versions(sides[1])]
         if any(len(s) > 1 for s in states):  # a name in two tiers at once: merge its paths one by one
-            todo = [("\0" + p, *(_one(_versions({p: s.get(p)})) for s in (base_v, *sides))) for p in paths]
+            work += [("\0" + p, *(_one(_versions({p: s.get(p)})) for s in (base_v, *sides))) for p in paths]
         else:
-            todo = [(key, *(_one(s) for s in states))]
-        for k, b, o, t in todo:
-            decision = merger.decide(k, b, o, t)
-            if o != t and o != b and t != b:  # both sides changed it: worth reporting
-                decisions.append(decision)
-            if o is not None:
-                edits[o.path] = None
-            for v in (decision.result, decision.beside):
-                if v is not None:
-                    edits[v.path] = v
+            work.append((key, *(_one(s) for s in states)))
+    fetch(sorted({v.blob for _, b, o, t in work if o != t and o != b and t != b for v in (b, o, t) if v}))
+    merger = Merger(repo, provenance)
+    edits: dict[str, Version | None] = {}  # path -> new version in ours' tree (None: remove)
+    decisions = []
+    for k, b, o, t in work:
+        decision = merger.decide(k, b, o, t)
+        if o != t and o != b and t != b:  # both sides changed it: worth reporting
+            decisions.append(decision)
+        if o is not None:
+            edits[o.path] = None
+        for v in (decision.result, decision.beside):
+            if v is not None:
+                edits[v.path] = v
     return Merged(_write_tree(repo, ours, edits), decisions)
 
 

@@ -193,13 +193,27 @@ def _refuse_dirty(repo: Repo, old: str, new: str) -> list[str]:
     return changed
 
 
+def _partial(repo: Repo) -> bool:
+    """Whether objects may be missing here, promised by a remote (git clone --filter, or pruned)."""
+    return bool(repo.git("config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$",
+                         check=False).strip())
+
+
+def _fetch_absent(repo: Repo, remote: str, blobs: list[str]) -> None:
+    """In a partial clone, bring those of `blobs` it lacks in one fetch (git would not: lazy
+    fetching is off for git-strata)."""
+    if blobs and _partial(repo):
+        archive.fetch_blobs_from(repo, remote, archive.absent(repo, blobs))
+
+
 def _fetch_needed(repo: Repo, remote: str, new: str, changed: list[str]) -> None:
-    """In a pruned clone, bring the blobs the working tree will need (not archive/'s) in one fetch."""
-    if not archive.is_pruned(repo) or not changed:
+    """Bring the blobs the working tree will need (not archive/'s when pruned) in one fetch."""
+    if not changed or not _partial(repo):
         return
-    wanted = [p for p in changed if not p.startswith("archive/")]
+    sparse = archive.is_pruned(repo)
+    wanted = [p for p in changed if not (sparse and p.startswith("archive/"))]
     entries = migrate._entries(repo, new, wanted) if wanted else {}
-    archive.fetch_blobs_from(repo, remote, archive.absent(repo, sorted({oid for _, oid in entries.values()})))
+    _fetch_absent(repo, remote, sorted({oid for _, oid in entries.values()}))
 
 
 def integrate(repo: Repo, cfg: Config, remote: str, branch: str, theirs: str | None, dry_run: bool
@@ -212,7 +226,8 @@ def integrate(repo: Repo, cfg: Config, remote: str, branch: str, theirs: str | N
         how, new, decisions = "fast-forward", theirs, []
     else:
         base = repo.git("merge-base", ours, theirs, check=False).decode().split()
-        merged = merge.merge(repo, base[0] if base else None, ours, theirs, _provenance(repo, ours))
+        merged = merge.merge(repo, base[0] if base else None, ours, theirs, _provenance(repo, ours),
+                             lambda blobs: _fetch_absent(repo, remote, blobs))
         if dry_run:
             return "would merge", ours, merged.decisions
         identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,

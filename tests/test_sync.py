@@ -1,0 +1,422 @@
+"""`git strata sync` between three real clones and one real remote (a bare repository, or
+`git daemon` on 127.0.0.1): every conflict case of the issue, janitors on several machines,
+indexes after a plain `git pull`, and remotes that are down, refuse pushes or went back.
+
+Machine a made the repository; b joined with `git strata clone` (a partial, sparse clone);
+c joined with a plain `git clone` and `git strata init`. After every case, two rounds of
+sync (a, b, c, then again) must leave all three at the same tree.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXED_DATE, bare_remote, git, strata
+from strata_git.errors import StrataError
+
+DAY = 86400
+T0 = int(datetime.datetime.fromisoformat(FIXED_DATE).timestamp())
+KODA = "# Koda\n\nline one\nline two\nline three\nline four\nline five\n"
+
+
+def make_machines(tmp_path: Path, url: str, remote: Path) -> list:
+    from strata_git import clone
+    from strata_git.init import init
+    from strata_git.vault import Vault
+
+    a = tmp_path / "a"
+    init(str(a))
+    git(a, "remote", "add", "origin", url)
+    va = Vault.open(str(a))
+    va.write("projects/koda", KODA.encode())
+    va.sync()
+    clone.clone(url, str(tmp_path / "b"))
+    git(tmp_path, "clone", "-q", url, "c")
+    init(str(tmp_path / "c"))
+    return [va, Vault.open(str(tmp_path / "b")), Vault.open(str(tmp_path / "c"))]
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    (tmp_path / "served").mkdir(exist_ok=True)
+    return bare_remote(tmp_path / "served" / "mem.git")
+
+
+@pytest.fixture
+def three(tmp_path: Path, remote: Path) -> list:
+    return make_machines(tmp_path, str(remote), remote)
+
+
+def tree(v) -> str:
+    return git(Path(v.repo.root), "rev-parse", "HEAD^{tree}").stdout.decode().strip()
+
+
+def converge(vaults: list, rounds: int = 2) -> None:
+    for _ in range(rounds):
+        for v in vaults:
+            v.sync()
+    assert len({tree(v) for v in vaults}) == 1, "the clones did not converge in two rounds"
+    for v in vaults:  # and every working tree matches its HEAD
+        out = git(Path(v.repo.root), "status", "--porcelain", "--untracked-files=all").stdout.decode()
+        assert out == "", out
+
+
+def files(v, tier: str = "active") -> dict[str, str]:
+    root = Path(v.repo.root) / tier
+    return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.md")}
+
+
+def tiers_of(v, name: str) -> list[str]:
+    out = git(Path(v.repo.root), "ls-tree", "-r", "--name-only", "HEAD").stdout.decode().split()
+    return [p.split("/")[0] for p in out if p.split("/", 1)[-1] == name]
+
+
+# -- edits on two machines -----------------------------------------------------------
+
+def test_edits_to_different_lines_merge_cleanly(three):
+    a, b, c = three
+    a.write("projects/koda", KODA.replace("line one", "line ONE from a").encode())
+    b.write("projects/koda", KODA.replace("line five", "line FIVE from b").encode())
+    a.sync()
+    result = b.sync()
+    assert result.integrated == "merge" and result.conflicts == []
+    assert result.decisions[0]["how"] == "edited on both sides: merged"
+    converge(three)
+    text = files(c)["projects/koda.md"]
+    assert "line ONE from a" in text and "line FIVE from b" in text
+    assert not [n for n in files(c) if ".conflict-" in n]
+
+
+def test_conflicting_edits_keep_both_versions_and_resolve_finishes(three):
+    a, b, c = three
+    a.write("projects/koda", KODA.replace("line one", "line one, a says").encode())
+    b.write("projects/koda", KODA.replace("line one", "line one, b says").encode())
+    a.sync()
+    result = b.sync()
+    [conflict] = result.conflicts
+    copy = conflict["beside"]
+    assert copy.startswith("active/projects/koda.conflict-") and copy.endswith(".md")
+    converge(three)
+    for v in three:  # the remote's version in place, b's beside it, on every machine
+        found = files(v)
+        assert "a says" in found["projects/koda.md"]
+        kept = found[copy[len("active/"):]]
+        assert "b says" in kept
+        info = json.loads(kept.splitlines()[1].split(": ", 1)[1])
+        assert info["of"] == "projects/koda" and info["commit"] and info["from"]
+    # status says so, on a machine that did not make the merge too
+    [open_] = c.status().conflicts
+    assert open_["name"] == "projects/koda" and open_["copy"] == copy[len("active/"):-3]
+    out = strata(Path(c.repo.root), "status")
+    assert b"conflict: projects/koda" in out.stdout and b"git strata resolve" in out.stdout
+    # the copy is byte for byte b's version plus the one provenance line
+    from strata_git.merge import without_provenance
+
+    assert without_provenance(kept.encode()) == KODA.replace("line one", "line one, b says").encode()
+    c.resolve("projects/koda", "copy")
+    assert files(c)["projects/koda.md"] == KODA.replace("line one", "line one, b says")
+    assert c.status().conflicts == []
+    converge(three)
+    assert files(a)["projects/koda.md"] == KODA.replace("line one", "line one, b says")
+
+
+@pytest.mark.parametrize("keep", ["current", "both"])
+def test_resolve_keep_current_or_both(three, keep):
+    a, b, _ = three
+    a.write("projects/koda", KODA.replace("line one", "A").encode())
+    b.write("projects/koda", KODA.replace("line one", "B").encode())
+    a.sync()
+    [conflict] = b.sync().conflicts
+    copy = conflict["beside"][len("active/"):-3]
+    b.resolve(copy, keep)
+    found = files(b)
+    assert found["projects/koda.md"] == KODA.replace("line one", "A")
+    if keep == "both":
+        assert found[copy + ".md"] == KODA.replace("line one", "B")  # the provenance line is gone
+    else:
+        assert copy + ".md" not in found
+    assert b.status().conflicts == []
+
+
+def test_resolve_by_hand_deleting_the_copy(three):
+    a, b, _ = three
+    a.write("projects/koda", (KODA + "A\n").encode())
+    b.write("projects/koda", (KODA + "B\n").encode())
+    a.sync()
+    [conflict] = b.sync().conflicts
+    root = Path(b.repo.root)
+    git(root, "rm", "-q", conflict["beside"])
+    git(root, "commit", "-q", "-m", "merged by hand")
+    assert b.status().conflicts == []
+
+
+def test_resolve_refuses_bad_input(three):
+    a = three[0]
+    with pytest.raises(StrataError, match="no open conflict"):
+        a.resolve("projects/koda", "copy")
+    out = strata(Path(a.repo.root), "resolve", "projects/koda", "--keep", "sideways")
+    assert out.returncode == 2
+
+
+# -- the janitor on one machine, an edit on the other -------------------------------
+
+def test_edit_wins_over_a_janitor_cooling(three):
+    a, b, _ = three
+    a.janitor(now=T0 + 40 * DAY)
+    assert tiers_of(a, "projects/koda.md") == ["cooled"]
+    b.write("projects/koda", (KODA + "edited on b\n").encode())
+    a.sync()
+    result = b.sync()
+    assert result.decisions[0]["how"] == "edited on one side, moved on the other: edit kept in active/"
+    converge(three)
+    for v in three:
+        assert tiers_of(v, "projects/koda.md") == ["active"]
+        assert files(v)["projects/koda.md"].endswith("edited on b\n")
+
+
+def test_edit_wins_over_a_janitor_archiving_in_either_order(three):
+    a, b, _ = three
+    a.janitor(now=T0 + 40 * DAY)
+    a.janitor(now=T0 + 200 * DAY)
+    assert tiers_of(a, "projects/koda.md") == ["archive"]
+    b.write("projects/koda", (KODA + "edited on b\n").encode())
+    b.sync()  # the edit reaches the remote first this time: a merges it in
+    result = a.sync()
+    assert result.integrated == "merge"
+    converge(three)
+    for v in three:
+        assert tiers_of(v, "projects/koda.md") == ["active"]
+        assert files(v)["projects/koda.md"].endswith("edited on b\n")
+
+
+def test_both_janitors_make_the_same_move_once(three):
+    a, b, c = three
+    c.write("notes/other", b"# Other\n")  # so that a and b really diverge
+    c.sync()
+    ra = a.janitor(now=T0 + 40 * DAY)
+    rb = b.janitor(now=T0 + 40 * DAY)
+    assert ra.plan.as_dict()["moves"] == rb.plan.as_dict()["moves"] and ra.plan.moves
+    a.sync()
+    result = b.sync()
+    assert result.conflicts == []
+    converge(three)
+    for v in three:
+        assert tiers_of(v, "projects/koda.md") == ["cooled"]
+        assert tiers_of(v, "notes/other.md") == ["active"]
+
+
+def test_a_recall_wins_over_the_other_machines_archiving(three):
+    a, b, _ = three
+    for v in (a, b):
+        v.janitor(now=T0 + 40 * DAY)
+    converge(three)
+    a.janitor(now=T0 + 200 * DAY)  # a archives it
+    b.recall("projects/koda")  # while b uses it
+    a.sync()
+    b.sync()
+    converge(three)
+    for v in three:
+        assert tiers_of(v, "projects/koda.md") == ["active"]
+
+
+# -- deletes and new names -----------------------------------------------------------
+
+def test_delete_on_one_side_edit_on_the_other_keeps_the_edit(three):
+    a, b, _ = three
+    a.forget("projects/koda")
+    b.write("projects/koda", (KODA + "still needed\n").encode())
+    a.sync()
+    result = b.sync()
+    assert result.decisions[0]["how"] == "deleted on one side, edited on the other: edit kept"
+    converge(three)
+    for v in three:
+        assert files(v)["projects/koda.md"].endswith("still needed\n")
+
+
+def test_delete_on_one_side_janitor_move_on_the_other_deletes(three):
+    a, b, _ = three
+    a.forget("projects/koda")
+    b.janitor(now=T0 + 40 * DAY)
+    b.sync()
+    a.sync()
+    converge(three)
+    for v in three:
+        assert tiers_of(v, "projects/koda.md") == []
+
+
+def test_both_create_the_same_new_name_and_both_survive(three):
+    a, b, c = three
+    a.write("people/ana", b"# Ana\n\nfrom a\n")
+    b.write("people/ana", b"# Ana\n\nfrom b\n")
+    c.write("people/ana", b"# Ana\n\nfrom a\n")  # the same bytes as a: one memory, no copy
+    a.sync()
+    c.sync()
+    [conflict] = b.sync().conflicts
+    converge(three)
+    found = files(a)
+    assert found["people/ana.md"] == "# Ana\n\nfrom a\n"
+    assert "from b" in found[conflict["beside"][len("active/"):]]
+
+
+# -- uncommitted work ----------------------------------------------------------------
+
+def test_uncommitted_edits_are_committed_first(three):
+    a, b, _ = three
+    root = Path(a.repo.root)
+    (root / "active/projects/koda.md").write_text(KODA + "typed by hand\n")
+    (root / "active/notes").mkdir(parents=True, exist_ok=True)
+    (root / "active/notes/new.md").write_text("# New\n\nnot yet committed\n")
+    result = a.sync()
+    assert sorted(result.committed) == ["active/notes/new.md", "active/projects/koda.md"]
+    assert git(root, "status", "--porcelain").stdout == b""
+    b.sync()
+    assert files(b)["notes/new.md"] == "# New\n\nnot yet committed\n"
+
+
+def test_a_file_the_checks_refuse_stays_uncommitted_and_untouched(three):
+    a, b, _ = three
+    root = Path(a.repo.root)
+    secret = "# Keys\n\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+    (root / "active/keys.md").write_text(secret)
+    result = a.sync()
+    assert [item["path"] for item in result.left] == ["active/keys.md"]
+    assert (root / "active/keys.md").read_text() == secret
+    b.sync()
+    assert "keys.md" not in files(b)
+
+
+def test_incoming_change_to_a_dirty_file_is_refused_with_nothing_changed(three):
+    a, b, _ = three
+    b.write("projects/koda", (KODA + "from b\n").encode())
+    b.sync()
+    root = Path(a.repo.root)
+    before = git(root, "rev-parse", "HEAD").stdout
+    a.cfg = a.cfg._replace(check_secrets=True)
+    (root / "active/projects/koda.md").write_text("# Koda\n\naws_secret_access_key = "
+                                                   "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+    with pytest.raises(StrataError, match="uncommitted changes here and the remote changed it too"):
+        a.sync()
+    assert git(root, "rev-parse", "HEAD").stdout == before
+    assert "aws_secret_access_key" in (root / "active/projects/koda.md").read_text()
+
+
+# -- the remote misbehaves -----------------------------------------------------------
+
+def test_remote_unreachable_exits_nonzero_and_keeps_local_work(tmp_path: Path, daemon):
+    remote = bare_remote(daemon.base / "mem.git")
+    a, _, _ = make_machines(tmp_path, daemon.url("mem.git"), remote)
+    root = Path(a.repo.root)
+    daemon.stop()
+    (root / "active/offline.md").write_text("# Offline\n\nwritten on a plane\n")
+    out = strata(root, "sync")
+    assert out.returncode == 1
+    assert b"cannot reach origin" in out.stderr and b"nothing was lost" in out.stderr
+    assert len(out.stderr.decode().strip().splitlines()) == 2  # the error and its hint
+    assert git(root, "status", "--porcelain").stdout == b""  # committed, not lost
+    assert b"written on a plane" in git(root, "show", "HEAD:active/offline.md").stdout
+    out = strata(root, "sync", "--json")
+    assert out.returncode == 1 and json.loads(out.stdout)["ok"] is False
+
+
+def test_remote_rejecting_pushes_keeps_local_work(three, remote: Path):
+    a = three[0]
+    hook = remote / "hooks/pre-receive"
+    hook.write_text("#!/bin/sh\necho 'memory is frozen for the audit' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    a.write("notes/late", b"# Late\n")
+    out = strata(Path(a.repo.root), "sync")
+    assert out.returncode == 1
+    assert b"origin refused the push" in out.stderr and b"memory is frozen for the audit" in out.stderr
+    assert b"late" in git(Path(a.repo.root), "ls-tree", "-r", "--name-only", "HEAD").stdout
+    hook.unlink()
+    assert a.sync().pushed
+
+
+def test_a_rewound_remote_gets_its_lost_commits_back(three, remote: Path):
+    a, b, _ = three
+    first = git(remote, "rev-parse", "main").stdout.decode().strip()
+    a.write("notes/one", b"# One\n")
+    a.write("notes/two", b"# Two\n")
+    a.sync()
+    b.sync()
+    git(remote, "update-ref", "refs/heads/main", first)  # someone force-pushed the branch back
+    result = a.sync()
+    assert result.rewound == 2 and result.pushed
+    assert git(remote, "rev-parse", "main").stdout.decode().strip() == a.repo.head()
+    converge(three)
+    assert "notes/two.md" in files(b)
+
+
+def test_another_machine_pushing_in_between_is_retried(three, monkeypatch):
+    from strata_git import sync
+
+    a, _, c = three
+    a.write("notes/from-a", b"# From a\n")
+    c.write("notes/from-c", b"# From c\n")
+    real = sync.fetch
+    calls = []
+
+    def fetch_then_c_pushes(repo, remote, url):
+        real(repo, remote, url)
+        calls.append(1)
+        if len(calls) == 1 and repo.root == a.repo.root:
+            monkeypatch.setattr(sync, "fetch", real)
+            c.sync()  # lands between a's fetch and a's push
+            monkeypatch.setattr(sync, "fetch", fetch_then_c_pushes)
+
+    monkeypatch.setattr(sync, "fetch", fetch_then_c_pushes)
+    result = a.sync()
+    assert result.attempts == 2 and result.pushed
+    converge(three)
+    assert {"notes/from-a.md", "notes/from-c.md"} <= set(files(a))
+
+
+def test_no_remote_named_and_dry_run(three):
+    a = three[0]
+    out = strata(Path(a.repo.root), "sync", "--remote", "nowhere")
+    assert out.returncode == 1 and b"no remote named 'nowhere'" in out.stderr
+    (Path(a.repo.root) / "active/draft.md").write_text("# Draft\n")
+    out = strata(Path(a.repo.root), "sync", "--dry-run", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["dry_run"] and data["committed"] == ["active/draft.md"] and not data["pushed"]
+    assert git(Path(a.repo.root), "status", "--porcelain").stdout.startswith(b"?? ")  # nothing committed
+
+
+# -- other machines' work shows up where it belongs -----------------------------------
+
+def test_plain_git_pull_refreshes_index_md_search_and_shadow(three):
+    a, _, c = three
+    a.write("notes/heron", b"# Heron\n\nThe heron nests by the weir.\n")
+    a.janitor(now=T0 + 40 * DAY)
+    a.janitor(now=T0 + 200 * DAY)
+    a.write("notes/egret", b"# Egret\n\nThe egret fishes at dawn.\n")
+    a.sync()
+    root = Path(c.repo.root)
+    git(root, "pull", "-q", "--no-rebase", "origin", "main")  # plain git: the hooks do the work
+    assert "`notes/egret` · **Egret**" in (root / "index.md").read_text()
+    assert c.search("egret dawn")[0].tier == "active"
+    from strata_git import shadow
+
+    assert shadow.reflects(c.repo) == c.repo.head()
+    hits = c.search("heron weir")
+    assert hits and hits[0].tier == "archive"
+
+
+def test_a_memory_rehydrated_elsewhere_appears_in_a_pruned_clone(three):
+    a, b, _ = three
+    a.write("notes/heron", b"# Heron\n\nThe heron nests by the weir.\n")
+    a.janitor(now=T0 + 40 * DAY)
+    a.janitor(now=T0 + 200 * DAY)
+    a.sync()
+    b.sync()
+    assert not (Path(b.repo.root) / "archive/notes/heron.md").exists()  # sparse: archive/ stays remote
+    a.recall("notes/heron")
+    a.sync()
+    b.sync()
+    assert files(b)["notes/heron.md"].startswith("# Heron")
+    assert b.search("heron")[0].tier == "active"
