@@ -310,7 +310,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         _emit(args, {"stopped": pid}, f"stopped the daemon (pid {pid})" if pid else "no daemon was running")
         return 0
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.json else (lambda _: None)
-    cycles = vault.serve(serve.parse_interval(args.interval), live=args.live, once=args.once, say=say)
+    cycles = vault.serve(serve.parse_interval(args.interval), live=args.live, once=args.once, say=say,
+                         sync=args.sync)
     _emit(args, {"cycles": cycles}, f"stopped after {cycles} cycle(s)")
     return 0
 
@@ -465,6 +466,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--interval", default="15m", help="time between cycles: 90, 30s, 15m (default), 2h")
     p.add_argument("--live", action="store_true", help="apply from the first cycle (default: the first is a dry run)")
     p.add_argument("--once", action="store_true", help="run one cycle and exit")
+    p.add_argument("--sync", action="store_true", help="after each cycle, run `git strata sync` (unattended machines)")
     p.add_argument("--stop", action="store_true", help="stop the daemon running for this repository")
     p = add("log", cmd_log)
     p.add_argument("name", nargs="?", help="only this memory's migrations")

@@ -37,7 +37,7 @@ def _target(url: str, folder: str | None) -> str:
 
 
 def clone(url: str, folder: str | None = None) -> Cloned:
-    from strata_git import config, hooks, router, shadow
+    from strata_git import config, hooks, router, shadow, sync
 
     target = _target(url, folder)
     if "://" not in url and os.path.isdir(url):  # a local path: git would copy it whole, filter or not
@@ -63,6 +63,7 @@ def clone(url: str, folder: str | None = None) -> Cloned:
         raise NotFound(f"cloned into {target}, but it has no {config.CONFIG_PATH}: not a memory repository",
                        f"run `git strata init {target}` to make it one")
     run(["fetch", "-q", "origin", "+refs/strata/access/*:refs/strata-remotes/origin/access/*"], repo.root, check=False)
+    sync.fetch_access_blobs(repo, "origin")
     hooks.install(repo)
     cfg = config.load(repo.root, repo.state_dir())
     archived = shadow.build(repo, repo.head())

@@ -28,7 +28,6 @@ class Config(NamedTuple):
     promote_reads: int = 3
     promote_window_days: int = 14
     sync_remote: str = "origin"
-    sync_mirrors: tuple[str, ...] = ()
     max_memory_bytes: int = 1024 * 1024
     check_secrets: bool = True
     source: str = "(defaults)"
@@ -51,7 +50,7 @@ class Config(NamedTuple):
             "archive": {"idle_days": self.archive_idle_days, "max_reads": self.archive_max_reads,
                         "remote": self.archive_remote, "prune": self.archive_prune},
             "promote": {"reads": self.promote_reads, "window_days": self.promote_window_days},
-            "sync": {"remote": self.sync_remote, "mirrors": list(self.sync_mirrors)},
+            "sync": {"remote": self.sync_remote},
             "limits": {"max_memory_bytes": self.max_memory_bytes},
             "hooks": {"secrets": self.check_secrets},
             "source": self.source,
@@ -93,7 +92,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "archive": {"idle_days": ("archive_idle_days", _count), "max_reads": ("archive_max_reads", _count),
                 "remote": ("archive_remote", _string), "prune": ("archive_prune", _flag)},
     "promote": {"reads": ("promote_reads", _count), "window_days": ("promote_window_days", _count)},
-    "sync": {"remote": ("sync_remote", _string), "mirrors": ("sync_mirrors", _words)},
+    "sync": {"remote": ("sync_remote", _string)},
     "limits": {"max_memory_bytes": ("max_memory_bytes", _count)},
     "hooks": {"secrets": ("check_secrets", _flag)},
 }

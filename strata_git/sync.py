@@ -147,10 +147,23 @@ def fetch(repo: Repo, remote: str, url: str) -> None:
              f"+{archive.VERIFIED_REFS}*:{REMOTE_ARCHIVE.format(remote=remote)}*"]
     proc = run(["fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no", remote, *specs], repo.root,
                check=False)
+    if proc.returncode == 0:
+        fetch_access_blobs(repo, remote)
+        return
     if proc.returncode != 0:
         raise GitFailed(f"cannot reach {remote} ({archive.shown_url(url)}): {archive.git_error(proc.stderr)}; "
                         f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
                         "check the url and the network; the next sync pushes it")
+
+
+def fetch_access_blobs(repo: Repo, remote: str) -> None:
+    """A partial clone fetches other machines' access refs without their records: bring those."""
+    if not _partial(repo):
+        return
+    refs = repo.git("for-each-ref", "--format=%(refname)", REMOTE_ACCESS.format(remote=remote)).decode().split()
+    if refs:
+        out = repo.git("rev-parse", *(f"{ref}:{access.BLOB}" for ref in refs), check=False).decode().split()
+        _fetch_absent(repo, remote, [o for o in out if len(o) == 40])
 
 
 # -- 4. integrate ----------------------------------------------------------------------
@@ -327,9 +340,9 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
         if push(repo, remote, url, specs):
             if specs:
                 fetch_refs_after_push(repo, remote, branch, head)
-            mirrors = push_mirrors(repo, cfg, branch)
+            pushed_to = push_mirrors(repo, branch)
             return Result(remote, archive.shown_url(url), branch, head, committed, left, integrated, incoming,
-                          outgoing, [_decision(d) for d in decisions], bool(specs), rewound, attempt, mirrors, False)
+                          outgoing, [_decision(d) for d in decisions], bool(specs), rewound, attempt, pushed_to, False)
     raise Refused(f"{remote} kept changing: {ATTEMPTS} rounds in a row another machine pushed first; "
                   "everything here is committed", "run `git strata sync` again")
 
@@ -352,18 +365,24 @@ def _refresh(repo: Repo, cfg: Config) -> None:
     shadow.refresh(repo)
 
 
-def push_mirrors(repo: Repo, cfg: Config, branch: str) -> dict[str, str]:
-    """Push the branch and access refs to each mirror (a backup: a failure is reported, not fatal)."""
+def mirrors(repo: Repo) -> list[str]:
+    """This clone's mirror remotes (`git config --add strata.mirror NAME`: per clone, like credentials)."""
+    return repo.git("config", "--get-all", "strata.mirror", check=False).decode().split()
+
+
+def push_mirrors(repo: Repo, branch: str) -> dict[str, str]:
+    """Push the branch and this machine's access ref to each mirror, a backup: a failure is
+    reported (and makes the command exit non-zero) but does not undo the sync."""
     done = {}
-    for mirror in cfg.sync_mirrors:
+    for mirror in mirrors(repo):
         try:
             url = remote_url(repo, mirror)
         except NotFound as e:
             done[mirror] = f"failed: {e.message}"
             continue
-        if archive.is_pruned(repo):
-            done[mirror] = ("skipped: this clone is pruned, and a mirror needs every object "
-                            "(git-remote-s3 uploads a whole bundle); mirror from a clone that is not pruned")
+        if _partial(repo):
+            done[mirror] = ("skipped: this clone is partial (cloned by git strata clone, or pruned) and a mirror "
+                            "needs every object (git-remote-s3 uploads a whole bundle); mirror from a full clone")
             continue
         specs = [f"refs/heads/{branch}:refs/heads/{branch}"]
         mine = access.REF_PREFIX + access.machine_id(repo)

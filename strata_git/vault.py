@@ -497,13 +497,23 @@ class Vault:
         return result
 
     def serve(self, interval: int, live: bool = False, once: bool = False,
-              say: Callable[[str], None] = lambda _: None) -> int:
-        """Run janitor cycles every `interval` seconds until SIGTERM/SIGINT; the cycles run."""
+              say: Callable[[str], None] = lambda _: None, sync: bool = False) -> int:
+        """Run janitor cycles every `interval` seconds until SIGTERM/SIGINT; the cycles run.
+        With `sync`, each live cycle is followed by a sync (its failure is logged, not fatal)."""
         from strata_git import serve
+        from strata_git.errors import StrataError
 
         def one(dry_run: bool) -> dict:
             result = self.janitor(dry_run=dry_run).as_dict()
-            return {k: result[k] for k in ("summary", "commit", "head", "skipped", "recovered")}
+            entry = {k: result[k] for k in ("summary", "commit", "head", "skipped", "recovered")}
+            if sync:
+                try:
+                    done = self.sync(dry_run=dry_run)
+                    entry["sync"] = {"integrated": done.integrated, "pushed": done.pushed,
+                                     "conflicts": len(done.conflicts), "head": done.head}
+                except StrataError as e:
+                    entry["sync"] = {"error": e.message}
+            return entry
 
         return serve.serve(self.repo, one, interval, live, once, say)
 

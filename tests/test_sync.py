@@ -420,3 +420,35 @@ def test_a_memory_rehydrated_elsewhere_appears_in_a_pruned_clone(three):
     b.sync()
     assert files(b)["notes/heron.md"].startswith("# Heron")
     assert b.search("heron")[0].tier == "active"
+
+
+def test_serve_sync_runs_a_sync_after_each_cycle(three):
+    a, b, _ = three
+    a.write("notes/by-serve", b"# By serve\n")
+    out = strata(Path(a.repo.root), "serve", "--once", "--live", "--sync", "--json")
+    assert out.returncode == 0, out.stderr
+    b.sync()
+    assert "notes/by-serve.md" in files(b)
+
+
+def test_a_sync_killed_after_moving_head_is_finished_by_the_next_command(three, monkeypatch):
+    from strata_git import migrate
+
+    a, b, _ = three
+    b.write("notes/from-b", b"# From b\n")
+    b.sync()
+
+    def killed(*_args, **_kwargs):
+        raise KeyboardInterrupt  # stands in for SIGKILL right after the commit point
+
+    monkeypatch.setattr(migrate, "_finish", killed)
+    with pytest.raises(KeyboardInterrupt):
+        a.sync()
+    monkeypatch.undo()
+    root = Path(a.repo.root)
+    assert not (root / "active/notes/from-b.md").exists()  # HEAD moved, the working tree did not
+    assert a.janitor(dry_run=True) is not None
+    result = a.sync()  # recovers (rolls forward) first
+    assert (root / "active/notes/from-b.md").read_text() == "# From b\n"
+    assert git(root, "status", "--porcelain").stdout == b""
+    assert result.head == b.repo.head() or result.pushed
