@@ -25,7 +25,6 @@ on disk. Any failure before step 6 prunes nothing; the next run retries.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from typing import NamedTuple
 
@@ -231,6 +230,8 @@ def verify(repo: Repo, remote: str, url: str, blobs: list[str]) -> None:
                 raise Refused(f"the archive remote {remote} lacks {len(missing)} archived object(s), "
                               f"{missing[0]} first; nothing was pruned", "push again (`git strata archive`)")
     finally:
+        import shutil
+
         shutil.rmtree(scratch, ignore_errors=True)
 
 
@@ -275,6 +276,8 @@ def _clear_leftovers(repo: Repo) -> None:
     for name in os.listdir(repo.state_dir()):
         pid = name.split("-")[1] if name.startswith("verify-") and name.count("-") >= 2 else ""
         if pid.isdigit() and not migrate._alive(int(pid)):
+            import shutil
+
             shutil.rmtree(os.path.join(repo.state_dir(), name), ignore_errors=True)
 
 

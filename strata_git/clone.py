@@ -63,7 +63,7 @@ def clone(url: str, folder: str | None = None) -> Cloned:
         raise NotFound(f"cloned into {target}, but it has no {config.CONFIG_PATH}: not a memory repository",
                        f"run `git strata init {target}` to make it one")
     run(["fetch", "-q", "origin", "+refs/strata/access/*:refs/strata-remotes/origin/access/*"], repo.root, check=False)
-    sync.fetch_access_blobs(repo, "origin")
+    sync.fetch_access_blobs(repo, "origin", partial=True)
     hooks.install(repo)
     cfg = config.load(repo.root, repo.state_dir())
     archived = shadow.build(repo, repo.head())

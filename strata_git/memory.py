@@ -14,7 +14,6 @@ string).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any, NamedTuple, Protocol
 
@@ -112,6 +111,8 @@ def parse(raw: bytes, where: str = "memory", memo: Memo | None = None) -> Memory
     fm, body, _ = split(text, where)
     if fm is None:
         return Memory(raw=raw, meta={}, body=body)
+    import hashlib
+
     key = hashlib.sha1(fm.encode("utf-8")).hexdigest()
     meta = memo.get(key) if memo is not None else None
     if meta is None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -154,6 +153,8 @@ class Merger:
         raws = self.repo.objects([b.blob, o.blob, t.blob])
         if any(raw is None for raw in raws):
             return None
+        import tempfile
+
         with tempfile.TemporaryDirectory(prefix="strata-merge-") as tmp:
             files = []
             for label, raw in zip(("base", "ours", "theirs"), raws, strict=True):
@@ -273,6 +274,8 @@ def _one(found: dict[str, Version]) -> Version | None:
 
 
 def _write_tree(repo: Repo, ours: str, edits: dict[str, Version | None]) -> str:
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="strata-merge-") as tmp:
         env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
         repo.git("read-tree", ours, env=env)

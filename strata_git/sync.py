@@ -22,12 +22,11 @@ simply gets the lost commits again, since this clone still has them.
 from __future__ import annotations
 
 import os
-import socket
 import time
 from collections.abc import Callable
 from typing import NamedTuple
 
-from strata_git import access, archive, guard, merge, migrate, names
+from strata_git import access, archive, merge, migrate, names
 from strata_git.config import Config
 from strata_git.errors import GitFailed, NotFound, Refused
 from strata_git.git import Repo, run
@@ -74,20 +73,61 @@ def _rev(repo: Repo, ref: str) -> str | None:
     return out or None
 
 
+def _branch(repo: Repo) -> str:
+    """The checked-out branch (HEAD is a branch: refuse_unless_settled checked)."""
+    try:
+        with open(os.path.join(repo.git_dir, "HEAD"), encoding="utf-8") as f:
+            value = f.read().strip()
+        if value.startswith("ref: refs/heads/"):
+            return value[len("ref: refs/heads/"):]
+    except OSError:
+        pass
+    return repo.git("symbolic-ref", "-q", "--short", "HEAD").decode().strip()
+
+
+_ANCESTRY: dict[tuple[str, str, str], bool] = {}  # whether one commit is another's ancestor never changes
+
+
 def _is_ancestor(repo: Repo, a: str, b: str) -> bool:
-    return a == b or repo.ok("merge-base", "--is-ancestor", a, b)
+    key = (repo.git_dir, a, b)
+    if key not in _ANCESTRY:
+        _ANCESTRY[key] = a == b or repo.ok("merge-base", "--is-ancestor", a, b)
+    return _ANCESTRY[key]
 
 
 def _count(repo: Repo, spec: str) -> int:
     return int(repo.git("rev-list", "--count", spec).decode().strip() or 0)
 
 
-def remote_url(repo: Repo, remote: str) -> str:
-    proc = run(["remote", "get-url", "--", remote], repo.root, check=False)
-    if proc.returncode != 0:
+class Where(NamedTuple):
+    """What one sync needs from this clone's git config, read with one git call."""
+
+    remote: str
+    url: str
+    partial: bool  # objects may be missing here, promised by a remote (clone --filter, or pruned)
+    mirrors: list[str]  # `git config --add strata.mirror NAME`: per clone, like credentials
+
+
+def where(repo: Repo, remote: str) -> Where:
+    import re
+
+    pattern = rf"^(remote\.{re.escape(remote)}\.url|remote\..*\.promisor|extensions\.partialclone|strata\.mirror)$"
+    out = repo.git("config", "-z", "--get-regexp", pattern, check=False).decode("utf-8", "surrogateescape")
+    found: dict[str, list[str]] = {}
+    for item in filter(None, out.split("\0")):
+        key, _, value = item.partition("\n")
+        found.setdefault(key.lower() if not key.startswith("remote.") else key, []).append(value)
+    url = found.get(f"remote.{remote}.url")
+    if not url:
         raise NotFound(f"this repository has no remote named {remote!r}",
                        f"add one (`git remote add {remote} URL`), or name another with --remote")
-    return proc.stdout.decode().strip()
+    partial = bool(found.get("extensions.partialclone")) or any(
+        k.endswith(".promisor") and v[-1].lower() in ("true", "yes", "on", "1") for k, v in found.items())
+    return Where(remote, url[-1], partial, found.get("strata.mirror", []))
+
+
+def remote_url(repo: Repo, remote: str) -> str:
+    return where(repo, remote).url
 
 
 # -- 1. local edits ------------------------------------------------------------------
@@ -98,7 +138,9 @@ def _local_edits(repo: Repo) -> list[tuple[str, str]]:
     return [(item[:2], item[3:]) for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3]
 
 
-def _as_change(repo: Repo, code: str, path: str) -> guard.Change:
+def _as_change(repo: Repo, code: str, path: str):
+    from strata_git import guard
+
     full = os.path.join(repo.root, path)
     if not os.path.lexists(full):
         return guard.Change("D", path, "000000", merge.ZERO)
@@ -117,6 +159,8 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool) -> tuple[list[str], lis
         return [path for _, path in edits], []
     if run(["var", "GIT_AUTHOR_IDENT"], repo.root, check=False).returncode != 0:
         return [], [{"path": p, "reason": "git does not know who you are, so it cannot commit"} for _, p in edits]
+    from strata_git import guard
+
     changes = [_as_change(repo, code, path) for code, path in edits]
     staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape").split("\0")
     staged = [p for p in staged if p] + [c.path for c in changes if c.status == "A"]
@@ -141,34 +185,40 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool) -> tuple[list[str], lis
 
 # -- 3. fetch --------------------------------------------------------------------------
 
-def fetch(repo: Repo, remote: str, url: str) -> None:
-    specs = [f"+refs/heads/*:{TRACKING.format(remote=remote)}*",
-             f"+{access.REF_PREFIX}*:{REMOTE_ACCESS.format(remote=remote)}*",
-             f"+{archive.VERIFIED_REFS}*:{REMOTE_ARCHIVE.format(remote=remote)}*"]
-    proc = run(["fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no", remote, *specs], repo.root,
-               check=False)
-    if proc.returncode == 0:
-        fetch_access_blobs(repo, remote)
-        return
+def fetch(repo: Repo, w: Where) -> None:
+    specs = [f"+refs/heads/*:{TRACKING.format(remote=w.remote)}*",
+             f"+{access.REF_PREFIX}*:{REMOTE_ACCESS.format(remote=w.remote)}*",
+             f"+{archive.VERIFIED_REFS}*:{REMOTE_ARCHIVE.format(remote=w.remote)}*"]
+    proc = run(["-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no",
+                w.remote, *specs], repo.root, check=False)
     if proc.returncode != 0:
-        raise GitFailed(f"cannot reach {remote} ({archive.shown_url(url)}): {archive.git_error(proc.stderr)}; "
+        raise GitFailed(f"cannot reach {w.remote} ({archive.shown_url(w.url)}): {archive.git_error(proc.stderr)}; "
                         f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
                         "check the url and the network; the next sync pushes it")
 
 
-def fetch_access_blobs(repo: Repo, remote: str) -> None:
+def fetch_access_blobs(repo: Repo, remote: str, partial: bool = True) -> None:
     """A partial clone fetches other machines' access refs without their records: bring those."""
-    if not _partial(repo):
+    if not partial:
         return
     refs = repo.git("for-each-ref", "--format=%(refname)", REMOTE_ACCESS.format(remote=remote)).decode().split()
     if refs:
         out = repo.git("rev-parse", *(f"{ref}:{access.BLOB}" for ref in refs), check=False).decode().split()
-        _fetch_absent(repo, remote, [o for o in out if len(o) == 40])
+        _fetch_absent(repo, remote, partial, [o for o in out if len(o) == 40])
+
+
+def _refs(repo: Repo, names: list[str]) -> dict[str, str]:
+    """{ref: commit} of those of `names` that exist, in one git call."""
+    out = repo.git("for-each-ref", "--format=%(refname) %(objectname)", *names).decode().split("\n")
+    found = dict(line.split(" ", 1)[::1] for line in out if line)
+    return {ref: oid for ref, oid in found.items() if ref in names}
 
 
 # -- 4. integrate ----------------------------------------------------------------------
 
 def _provenance(repo: Repo, ours: str) -> dict[str, str]:
+    import socket
+
     return {"from": f"{socket.gethostname()} ({access.machine_id(repo)})", "commit": ours,
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
@@ -206,67 +256,60 @@ def _refuse_dirty(repo: Repo, old: str, new: str) -> list[str]:
     return changed
 
 
-def _partial(repo: Repo) -> bool:
-    """Whether objects may be missing here, promised by a remote (git clone --filter, or pruned)."""
-    return bool(repo.git("config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$",
-                         check=False).strip())
-
-
-def _fetch_absent(repo: Repo, remote: str, blobs: list[str]) -> None:
+def _fetch_absent(repo: Repo, remote: str, partial: bool, blobs: list[str]) -> None:
     """In a partial clone, bring those of `blobs` it lacks in one fetch (git would not: lazy
     fetching is off for git-strata)."""
-    if blobs and _partial(repo):
+    if blobs and partial:
         archive.fetch_blobs_from(repo, remote, archive.absent(repo, blobs))
 
 
-def _fetch_needed(repo: Repo, remote: str, new: str, changed: list[str]) -> None:
+def _fetch_needed(repo: Repo, w: Where, new: str, changed: list[str]) -> None:
     """Bring the blobs the working tree will need (not archive/'s when pruned) in one fetch."""
-    if not changed or not _partial(repo):
+    if not changed or not w.partial:
         return
     sparse = archive.is_pruned(repo)
     wanted = [p for p in changed if not (sparse and p.startswith("archive/"))]
     entries = migrate._entries(repo, new, wanted) if wanted else {}
-    _fetch_absent(repo, remote, sorted({oid for _, oid in entries.values()}))
+    _fetch_absent(repo, w.remote, True, sorted({oid for _, oid in entries.values()}))
 
 
-def integrate(repo: Repo, cfg: Config, remote: str, branch: str, theirs: str | None, dry_run: bool
-              ) -> tuple[str, str, list[merge.Decision]]:
-    """(what happened, the new HEAD, decisions) after bringing `theirs` into HEAD."""
-    ours = repo.head()
-    if theirs is None or (ours and _is_ancestor(repo, theirs, ours)):
-        return "up to date", ours or "", []
+def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, theirs: str | None,
+              dry_run: bool) -> tuple[str, str, list[merge.Decision], list[str]]:
+    """(what happened, the new HEAD, decisions, paths changed) after bringing `theirs` into `ours` (HEAD)."""
+    if theirs is None or theirs == ours or (ours and _is_ancestor(repo, theirs, ours)):
+        return "up to date", ours or "", [], []
     if ours is None or _is_ancestor(repo, ours, theirs):
         how, new, decisions = "fast-forward", theirs, []
     else:
         base = repo.git("merge-base", ours, theirs, check=False).decode().split()
         merged = merge.merge(repo, base[0] if base else None, ours, theirs, _provenance(repo, ours),
-                             lambda blobs: _fetch_absent(repo, remote, blobs))
+                             lambda blobs: _fetch_absent(repo, w.remote, w.partial, blobs))
         if dry_run:
-            return "would merge", ours, merged.decisions
+            return "would merge", ours, merged.decisions, []
         identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
                     "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
         new = repo.git("commit-tree", merged.tree, "-p", ours, "-p", theirs,
-                       input=_message(remote, branch, theirs, merged).encode("utf-8"), env=identity).decode().strip()
+                       input=_message(w.remote, branch, theirs, merged).encode("utf-8"), env=identity).decode().strip()
         how, decisions = "merge", merged.decisions
     if dry_run:
-        return f"would {how}", ours or "", decisions
+        return f"would {how}", ours or "", decisions, []
     if ours is None:  # an unborn branch: nothing here to keep
         repo.git("update-ref", "HEAD", new)
         repo.git("read-tree", "-m", "-u", new)
-        return how, new, decisions
+        return how, new, decisions, []
     changed = _refuse_dirty(repo, ours, new)
-    _fetch_needed(repo, remote, new, changed)
-    migrate.advance(repo, ours, new, changed, f"strata: sync {how} with {remote}/{branch}")
-    return how, new, decisions
+    _fetch_needed(repo, w, new, changed)
+    migrate.advance(repo, ours, new, changed, f"strata: sync {how} with {w.remote}/{branch}")
+    return how, new, decisions, changed
 
 
 # -- 5. push ---------------------------------------------------------------------------
 
-def push(repo: Repo, remote: str, url: str, refspecs: list[str]) -> bool:
+def push(repo: Repo, w: Where, refspecs: list[str]) -> bool:
     """Push (never forced); False when the remote moved meanwhile (fetch and try again)."""
     if not refspecs:
         return True
-    proc = run(["push", "--porcelain", "--", remote, *refspecs], repo.root, check=False)
+    proc = run(["push", "--porcelain", "--", w.remote, *refspecs], repo.root, check=False)
     if proc.returncode == 0:
         return True
     said = proc.stdout.decode("utf-8", "replace")
@@ -277,21 +320,12 @@ def push(repo: Repo, remote: str, url: str, refspecs: list[str]) -> bool:
         why = rejected[0].split("\t")[-1].strip()
         told = [line[len("remote: "):].strip() for line in proc.stderr.decode("utf-8", "replace").splitlines()
                 if line.startswith("remote: ") and line[len("remote: "):].strip()]
-        raise Refused(f"{remote} refused the push: {why}{': ' + told[-1] if told else ''}; "
+        raise Refused(f"{w.remote} refused the push: {why}{': ' + told[-1] if told else ''}; "
                       f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
                       "ask whoever runs the remote why it refuses; the next sync pushes again")
-    raise GitFailed(f"cannot push to {remote} ({archive.shown_url(url)}): {archive.git_error(proc.stderr)}; "
+    raise GitFailed(f"cannot push to {w.remote} ({archive.shown_url(w.url)}): {archive.git_error(proc.stderr)}; "
                     f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
                     "check the url and the network; the next sync pushes it")
-
-
-def _refspecs(repo: Repo, remote: str, branch: str, head: str | None, theirs: str | None) -> list[str]:
-    specs = [f"{head}:refs/heads/{branch}"] if head and head != theirs else []
-    mine = access.REF_PREFIX + access.machine_id(repo)
-    local = _rev(repo, mine)
-    if local and local != _rev(repo, REMOTE_ACCESS.format(remote=remote) + access.machine_id(repo)):
-        specs.append(f"{mine}:{mine}")
-    return specs
 
 
 # -- the round -------------------------------------------------------------------------
@@ -299,88 +333,79 @@ def _refspecs(repo: Repo, remote: str, branch: str, head: str | None, theirs: st
 def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = False,
          progress: Callable[[str], None] | None = None) -> Result:
     """One sync round (the caller holds the repository lock)."""
-    remote = remote or cfg.sync_remote
-    url = remote_url(repo, remote)
+    w = where(repo, remote or cfg.sync_remote)
     if not dry_run:
         migrate.recover(repo)
     migrate.refuse_unless_settled(repo)
-    branch = repo.git("symbolic-ref", "-q", "--short", "HEAD").decode().strip()
+    branch = _branch(repo)
     committed, left = commit_local(repo, cfg, dry_run)
     if not dry_run:
         access.flush(repo, (cfg.janitor_name, cfg.janitor_email))
-    tracking = TRACKING.format(remote=remote) + branch
-    start = repo.head()
+    machine = access.machine_id(repo)
+    tracking = TRACKING.format(remote=w.remote) + branch
+    mine, mine_there = access.REF_PREFIX + machine, REMOTE_ACCESS.format(remote=w.remote) + machine
+    start = repo.head_quick()
     decisions: list[merge.Decision] = []
     integrated, rewound, incoming = "up to date", 0, 0
+    before = _refs(repo, [tracking]).get(tracking)
     for attempt in range(1, ATTEMPTS + 1):
-        before = _rev(repo, tracking)
-        _note(progress, f"fetching from {remote}")
-        fetch(repo, remote, url)
-        theirs = _rev(repo, tracking)
+        _note(progress, f"fetching from {w.remote}")
+        fetch(repo, w)
+        refs = _refs(repo, [tracking, mine, mine_there])
+        fetch_access_blobs(repo, w.remote, w.partial)
+        theirs, ours = refs.get(tracking), repo.head_quick()
         if before and theirs and not _is_ancestor(repo, before, theirs):
             rewound = max(rewound, _count(repo, f"{theirs}..{before}"))
-        ours = repo.head()
-        if theirs and ours:
-            incoming += _count(repo, f"{ours}..{theirs}")
-        elif theirs:
-            incoming += _count(repo, theirs)
-        _note(progress, f"integrating {remote}/{branch}")
-        how, head, found = integrate(repo, cfg, remote, branch, theirs, dry_run)
+        if theirs and theirs != ours:
+            incoming += _count(repo, f"{ours}..{theirs}" if ours else theirs)
+        _note(progress, f"integrating {w.remote}/{branch}")
+        how, head, found, changed = integrate(repo, cfg, w, branch, ours, theirs, dry_run)
         decisions += found
         if how != "up to date":
             integrated = how
-        outgoing = _count(repo, f"{theirs}..{head}" if theirs else head) if head else 0
+        outgoing = _count(repo, f"{theirs}..{head}" if theirs else head) if head and head != theirs else 0
         if dry_run:
-            return Result(remote, archive.shown_url(url), branch, start, committed, left, integrated, incoming,
+            return Result(w.remote, archive.shown_url(w.url), branch, start, committed, left, integrated, incoming,
                           outgoing, [_decision(d) for d in decisions], False, rewound, attempt, {}, True)
         if head != start:
-            _refresh(repo, cfg)
-        _note(progress, f"pushing to {remote}")
-        specs = _refspecs(repo, remote, branch, head, theirs)
-        if push(repo, remote, url, specs):
-            if specs:
-                fetch_refs_after_push(repo, remote, branch, head)
-            pushed_to = push_mirrors(repo, branch)
-            return Result(remote, archive.shown_url(url), branch, head, committed, left, integrated, incoming,
+            _refresh(repo, cfg, (changed, ours) if changed and ours else None)
+        specs = [f"{head}:refs/heads/{branch}"] if head and head != theirs else []
+        if refs.get(mine) and refs.get(mine) != refs.get(mine_there):
+            specs.append(f"{mine}:{mine}")
+        _note(progress, f"pushing to {w.remote}")
+        if push(repo, w, specs):
+            for ref, oid in ((tracking, head), (mine_there, refs.get(mine))):
+                if specs and oid:  # what the remote has now, as a fetch would record it
+                    repo.git("update-ref", ref, oid)
+            pushed_to = push_mirrors(repo, w, branch)
+            return Result(w.remote, archive.shown_url(w.url), branch, head, committed, left, integrated, incoming,
                           outgoing, [_decision(d) for d in decisions], bool(specs), rewound, attempt, pushed_to, False)
-    raise Refused(f"{remote} kept changing: {ATTEMPTS} rounds in a row another machine pushed first; "
+        before = theirs
+    raise Refused(f"{w.remote} kept changing: {ATTEMPTS} rounds in a row another machine pushed first; "
                   "everything here is committed", "run `git strata sync` again")
 
 
-def fetch_refs_after_push(repo: Repo, remote: str, branch: str, head: str | None) -> None:
-    """Record what the remote now has (as a fetch would), so the next round knows without asking."""
-    if head:
-        repo.git("update-ref", TRACKING.format(remote=remote) + branch, head)
-    mine = access.REF_PREFIX + access.machine_id(repo)
-    local = _rev(repo, mine)
-    if local:
-        repo.git("update-ref", REMOTE_ACCESS.format(remote=remote) + access.machine_id(repo), local)
-
-
-def _refresh(repo: Repo, cfg: Config) -> None:
-    """index.md and the shadow index follow HEAD now (the search index follows on its next query)."""
+def _refresh(repo: Repo, cfg: Config, moved: tuple[list[str], str] | None) -> None:
+    """index.md and the shadow index follow HEAD now (the search index follows on its next query).
+    `moved`: (paths, commit) when only those paths changed since `commit`, which the catalog may reflect."""
     from strata_git import router, shadow
 
-    router.refresh(repo, cfg.max_memory_bytes)
+    tree = repo.git("rev-parse", f"{moved[1]}^{{tree}}").decode().strip() if moved else None
+    router.refresh(repo, cfg.max_memory_bytes, moved=(moved[0], tree) if moved else None)
     shadow.refresh(repo)
 
 
-def mirrors(repo: Repo) -> list[str]:
-    """This clone's mirror remotes (`git config --add strata.mirror NAME`: per clone, like credentials)."""
-    return repo.git("config", "--get-all", "strata.mirror", check=False).decode().split()
-
-
-def push_mirrors(repo: Repo, branch: str) -> dict[str, str]:
+def push_mirrors(repo: Repo, w: Where, branch: str) -> dict[str, str]:
     """Push the branch and this machine's access ref to each mirror, a backup: a failure is
     reported (and makes the command exit non-zero) but does not undo the sync."""
     done = {}
-    for mirror in mirrors(repo):
+    for mirror in w.mirrors:
         try:
-            url = remote_url(repo, mirror)
+            url = where(repo, mirror).url
         except NotFound as e:
             done[mirror] = f"failed: {e.message}"
             continue
-        if _partial(repo):
+        if w.partial:
             done[mirror] = ("skipped: this clone is partial (cloned by git strata clone, or pruned) and a mirror "
                             "needs every object (git-remote-s3 uploads a whole bundle); mirror from a full clone")
             continue

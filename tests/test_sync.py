@@ -275,6 +275,8 @@ def test_uncommitted_edits_are_committed_first(three):
     assert git(root, "status", "--porcelain").stdout == b""
     b.sync()
     assert files(b)["notes/new.md"] == "# New\n\nnot yet committed\n"
+    assert "`notes/new` · **New**" in (Path(b.repo.root) / "index.md").read_text()  # index.md follows the sync
+    assert b.search("committed")[0].name == "notes/new"
 
 
 def test_a_file_the_checks_refuse_stays_uncommitted_and_untouched(three):
@@ -360,8 +362,8 @@ def test_another_machine_pushing_in_between_is_retried(three, monkeypatch):
     real = sync.fetch
     calls = []
 
-    def fetch_then_c_pushes(repo, remote, url):
-        real(repo, remote, url)
+    def fetch_then_c_pushes(repo, where):
+        real(repo, where)
         calls.append(1)
         if len(calls) == 1 and repo.root == a.repo.root:
             monkeypatch.setattr(sync, "fetch", real)
