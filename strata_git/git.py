@@ -48,6 +48,15 @@ def run(args: list[str], cwd: str, *, input: bytes | None = None, check: bool = 
     return proc
 
 
+def start(args: list[str], cwd: str) -> subprocess.Popen[bytes]:
+    """Start git in the background (its stderr kept for the caller's `communicate()`)."""
+    try:
+        return subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, env=_env())
+    except FileNotFoundError:
+        raise GitFailed("git is not installed or not on PATH", "install git 2.39 or newer") from None
+
+
 def _reason(stderr: bytes) -> str:
     """git's own error line (its last lines are often advice, not the error)."""
     lines = stderr.decode("utf-8", "replace").strip().splitlines()

@@ -199,13 +199,29 @@ def _align(repo: Repo, old: str, moves) -> None:
     srcs, dsts = [m[0] for m in moves], [m[1] for m in moves]
     repo.git("reset", "-q", "HEAD", "--", *srcs, *dsts)
     present = set(_entries(repo, "HEAD", srcs + dsts))
+    committed = _entries(repo, old, srcs + dsts)
     pruned = archive.is_pruned(repo)  # archive/ stays out of the working tree: no checkout there
     shown = sorted(p for p in present if not (pruned and p.startswith("archive/")))
+    # A file whose bytes are neither the ones `old` committed nor a beginning of `old`'s or HEAD's
+    # version (what a git killed mid-write leaves) was changed by someone: it is left as it is
+    # (its change then shows against HEAD), never overwritten.
+    on_disk = [p for p in shown if os.path.isfile(os.path.join(repo.root, p))]
+    hashes = repo.git("hash-object", "--", *on_disk).decode().split() if on_disk else []
+    differ = [p for p, h in zip(on_disk, hashes, strict=True) if h != committed.get(p, ("", ""))[1]]
+    if differ:
+        versions = repo.objects([committed[p][1] if p in committed else "" for p in differ] +
+                                [f"HEAD:{p}" for p in differ])
+        edited = set()
+        for i, p in enumerate(differ):
+            with open(os.path.join(repo.root, p), "rb") as f:
+                data = f.read()
+            if not any(v is not None and v.startswith(data) for v in (versions[i], versions[len(differ) + i])):
+                edited.add(p)
+        shown = [p for p in shown if p not in edited]
     if shown:
         repo.git("checkout", "HEAD", "--", *shown)
     if pruned:
         repo.git("sparse-checkout", "reapply")  # marks the archive/ entries skip-worktree again
-    committed = _entries(repo, old, srcs + dsts)
     for path in srcs + dsts:
         full = os.path.join(repo.root, path)
         if path not in present and os.path.isfile(full) and not os.path.islink(full):

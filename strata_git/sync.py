@@ -22,6 +22,7 @@ simply gets the lost commits again, since this clone still has them.
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from collections.abc import Callable
 from typing import NamedTuple
@@ -30,6 +31,7 @@ from strata_git import access, archive, merge, migrate, names
 from strata_git.config import Config
 from strata_git.errors import GitFailed, NotFound, Refused
 from strata_git.git import Repo, run
+from strata_git.git import start as run_in_background
 
 ATTEMPTS = 5
 TRACKING = "refs/remotes/{remote}/"
@@ -132,9 +134,10 @@ def remote_url(repo: Repo, remote: str) -> str:
 
 # -- 1. local edits ------------------------------------------------------------------
 
-def _local_edits(repo: Repo) -> list[tuple[str, str]]:
-    """(status code, path) of every uncommitted change in active/ (untracked files included)."""
-    out = repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--", "active")
+def _status(repo: Repo) -> list[tuple[str, str]]:
+    """(status code, path) of every uncommitted change, untracked and ignored files included (an
+    untracked or ignored folder may be listed whole, as "folder/")."""
+    out = repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames")
     return [(item[:2], item[3:]) for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3]
 
 
@@ -152,9 +155,12 @@ def _as_change(repo: Repo, code: str, path: str):
     return guard.Change("A" if code == "??" else "M", path, mode, oid, st.st_size)
 
 
-def commit_local(repo: Repo, cfg: Config, dry_run: bool) -> tuple[list[str], list[dict]]:
-    """Commit uncommitted edits in active/ that pass the hooks' checks; (committed, left)."""
-    edits = _local_edits(repo)
+def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str, str]]
+                 ) -> tuple[list[str], list[dict]]:
+    """Commit the uncommitted edits in active/ (from `listed`, see _status) that pass the hooks'
+    checks; (committed, left)."""
+    edits = [(code, path) for code, path in listed if code != "!!" and path.startswith("active/")
+             and not path.endswith("/")]
     if not edits or dry_run:
         return [path for _, path in edits], []
     if run(["var", "GIT_AUTHOR_IDENT"], repo.root, check=False).returncode != 0:
@@ -185,14 +191,23 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool) -> tuple[list[str], lis
 
 # -- 3. fetch --------------------------------------------------------------------------
 
-def fetch(repo: Repo, w: Where) -> None:
-    specs = [f"+refs/heads/*:{TRACKING.format(remote=w.remote)}*",
-             f"+{access.REF_PREFIX}*:{REMOTE_ACCESS.format(remote=w.remote)}*",
-             f"+{archive.VERIFIED_REFS}*:{REMOTE_ARCHIVE.format(remote=w.remote)}*"]
-    proc = run(["-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no",
-                w.remote, *specs], repo.root, check=False)
-    if proc.returncode != 0:
-        raise GitFailed(f"cannot reach {w.remote} ({archive.shown_url(w.url)}): {archive.git_error(proc.stderr)}; "
+def _fetch_args(w: Where) -> list[str]:
+    return ["-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no",
+            w.remote, f"+refs/heads/*:{TRACKING.format(remote=w.remote)}*",
+            f"+{access.REF_PREFIX}*:{REMOTE_ACCESS.format(remote=w.remote)}*",
+            f"+{archive.VERIFIED_REFS}*:{REMOTE_ARCHIVE.format(remote=w.remote)}*"]
+
+
+def fetch(repo: Repo, w: Where, started: subprocess.Popen[bytes] | None = None) -> None:
+    """Fetch the remote's branches, access refs and archive records (or wait for a fetch `started`)."""
+    if started is None:
+        proc = run(_fetch_args(w), repo.root, check=False)
+        code, stderr = proc.returncode, proc.stderr
+    else:
+        stderr = started.communicate()[1]
+        code = started.returncode
+    if code != 0:
+        raise GitFailed(f"cannot reach {w.remote} ({archive.shown_url(w.url)}): {archive.git_error(stderr)}; "
                         f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
                         "check the url and the network; the next sync pushes it")
 
@@ -241,11 +256,10 @@ def _decision(d: merge.Decision) -> dict:
             "beside": d.beside.path if d.beside else None}
 
 
-def _refuse_dirty(repo: Repo, old: str, new: str) -> list[str]:
-    """The paths the move from old to new changes; refused if any has changes of its own."""
+def _refuse_dirty(repo: Repo, old: str, new: str, listed: list[str]) -> list[str]:
+    """The paths the move from old to new changes; refused if any has changes of its own (`listed`:
+    the paths status listed). A file changed after that listing is still safe: see migrate._align."""
     changed = list(merge.changes(repo, old, new))
-    out = repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames")
-    listed = [item[3:] for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3]
     dirty = {p for p in listed if not p.endswith("/")}
     folders = [p for p in listed if p.endswith("/")]  # an untracked or ignored folder, listed whole
     clash = sorted(p for p in changed if p in dirty or any(p.startswith(f) for f in folders))
@@ -274,7 +288,7 @@ def _fetch_needed(repo: Repo, w: Where, new: str, changed: list[str]) -> None:
 
 
 def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, theirs: str | None,
-              dry_run: bool) -> tuple[str, str, list[merge.Decision], list[str]]:
+              dry_run: bool, dirty: list[str]) -> tuple[str, str, list[merge.Decision], list[str]]:
     """(what happened, the new HEAD, decisions, paths changed) after bringing `theirs` into `ours` (HEAD)."""
     if theirs is None or theirs == ours or (ours and _is_ancestor(repo, theirs, ours)):
         return "up to date", ours or "", [], []
@@ -297,7 +311,7 @@ def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, 
         repo.git("update-ref", "HEAD", new)
         repo.git("read-tree", "-m", "-u", new)
         return how, new, decisions, []
-    changed = _refuse_dirty(repo, ours, new)
+    changed = _refuse_dirty(repo, ours, new, dirty)
     _fetch_needed(repo, w, new, changed)
     migrate.advance(repo, ours, new, changed, f"strata: sync {how} with {w.remote}/{branch}")
     return how, new, decisions, changed
@@ -338,19 +352,32 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
         migrate.recover(repo)
     migrate.refuse_unless_settled(repo)
     branch = _branch(repo)
-    committed, left = commit_local(repo, cfg, dry_run)
-    if not dry_run:
-        access.flush(repo, (cfg.janitor_name, cfg.janitor_email))
     machine = access.machine_id(repo)
     tracking = TRACKING.format(remote=w.remote) + branch
     mine, mine_there = access.REF_PREFIX + machine, REMOTE_ACCESS.format(remote=w.remote) + machine
+    before = _refs(repo, [tracking]).get(tracking)
+    _note(progress, f"fetching from {w.remote}")
+    # The fetch waits on the network: local edits are committed meanwhile (it only writes
+    # remote-tracking refs and objects; the commit writes HEAD, the index and objects).
+    started = run_in_background(_fetch_args(w), repo.root)
+    try:
+        listed = _status(repo)
+        committed, left = commit_local(repo, cfg, dry_run, listed)
+        if not dry_run:
+            access.flush(repo, (cfg.janitor_name, cfg.janitor_email))
+    except BaseException:
+        started.kill()
+        started.communicate()
+        raise
+    dirty = [p for _, p in listed if p not in set(committed)]
     start = repo.head_quick()
     decisions: list[merge.Decision] = []
     integrated, rewound, incoming = "up to date", 0, 0
-    before = _refs(repo, [tracking]).get(tracking)
     for attempt in range(1, ATTEMPTS + 1):
-        _note(progress, f"fetching from {w.remote}")
-        fetch(repo, w)
+        if attempt > 1:
+            _note(progress, f"fetching from {w.remote} again (another machine pushed first)")
+            dirty = [p for _, p in _status(repo)]
+        fetch(repo, w, started if attempt == 1 else None)
         refs = _refs(repo, [tracking, mine, mine_there])
         fetch_access_blobs(repo, w.remote, w.partial)
         theirs, ours = refs.get(tracking), repo.head_quick()
@@ -359,7 +386,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
         if theirs and theirs != ours:
             incoming += _count(repo, f"{ours}..{theirs}" if ours else theirs)
         _note(progress, f"integrating {w.remote}/{branch}")
-        how, head, found, changed = integrate(repo, cfg, w, branch, ours, theirs, dry_run)
+        how, head, found, changed = integrate(repo, cfg, w, branch, ours, theirs, dry_run, dirty)
         decisions += found
         if how != "up to date":
             integrated = how

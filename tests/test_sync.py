@@ -362,8 +362,8 @@ def test_another_machine_pushing_in_between_is_retried(three, monkeypatch):
     real = sync.fetch
     calls = []
 
-    def fetch_then_c_pushes(repo, where):
-        real(repo, where)
+    def fetch_then_c_pushes(repo, where, started=None):
+        real(repo, where, started)
         calls.append(1)
         if len(calls) == 1 and repo.root == a.repo.root:
             monkeypatch.setattr(sync, "fetch", real)
@@ -454,3 +454,20 @@ def test_a_sync_killed_after_moving_head_is_finished_by_the_next_command(three, 
     assert (root / "active/notes/from-b.md").read_text() == "# From b\n"
     assert git(root, "status", "--porcelain").stdout == b""
     assert result.head == b.repo.head() or result.pushed
+
+
+def test_a_file_changed_after_the_status_check_is_never_overwritten(three, monkeypatch):
+    from strata_git import merge, sync
+
+    a, b, _ = three
+    b.write("projects/koda", (KODA + "from b\n").encode())
+    b.sync()
+    root = Path(a.repo.root)
+    mine = "# Koda\n\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+    (root / "active/projects/koda.md").write_text(mine)  # refused by the checks: stays uncommitted
+    # as if the edit landed between sync's status listing and its checkout
+    monkeypatch.setattr(sync, "_refuse_dirty", lambda repo, old, new, listed: list(merge.changes(repo, old, new)))
+    a.sync()
+    assert (root / "active/projects/koda.md").read_text() == mine
+    assert git(root, "show", "HEAD:active/projects/koda.md").stdout.decode().endswith("from b\n")
+    assert git(root, "status", "--porcelain").stdout.decode().strip() == "M active/projects/koda.md"
