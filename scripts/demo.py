@@ -2,9 +2,10 @@
 
 It drives the real `git strata` command the way a person or an agent would:
 init, write, read, a commit made by hand with plain git, a refused commit, a
-push to the remote, index.md, a janitor cycle 30 days ahead, the archive (200
+sync to the remote, index.md, a janitor cycle 30 days ahead, the archive (200
 days ahead: archived, pushed, verified, pruned), search over every tier, a second
-machine that clones without the archive and brings one memory back, and status.
+machine that clones without the archive and brings one memory back, both machines
+editing one memory and syncing (a conflict kept side by side, then resolved), and status.
 Pass --keep to keep the folder.
 """
 
@@ -71,7 +72,7 @@ def main() -> int:
         os.remove(os.path.join(mem, "active/projects/creds.md"))
 
         show("sync to the remote")
-        run("git", "push", "-q", "origin", "main", cwd=mem)
+        run("git", "strata", "sync", cwd=mem)
         run("git", "--git-dir", remote, "log", "--oneline", cwd=base)
 
         show("index.md: the router an agent reads first (generated, never committed)")
@@ -96,6 +97,25 @@ def main() -> int:
         run("git", "strata", "search", "Mia rollout", cwd=laptop)
         run("git", "strata", "recall", "projects/koda", cwd=laptop)  # fetched from the remote in one batch
         run("git", "strata", "read", "projects/koda", cwd=laptop)
+
+        show("both machines edit the same memory, then sync: nothing is lost, nothing stops")
+        run("git", "strata", "sync", cwd=laptop)
+        run("git", "strata", "sync", cwd=mem)
+        run("git", "strata", "write", "projects/koda", "-m", "# Koda\n\nShip the beta on 2026-12-08 (slipped a week).\n",
+            cwd=laptop)
+        run("git", "strata", "write", "projects/koda", "-m", "# Koda\n\nShip the beta on 2026-12-01; Leo joins QA.\n",
+            cwd=mem)
+        run("git", "strata", "sync", cwd=laptop)
+        run("git", "strata", "sync", cwd=mem)  # keeps the laptop's text in place, this one beside it
+        run("git", "strata", "sync", cwd=laptop)
+        run("git", "strata", "status", cwd=laptop)
+        import json
+
+        status = subprocess.run(["git", "strata", "status", "--json"], cwd=laptop, capture_output=True, text=True)
+        copy = json.loads(status.stdout)["conflicts"][0]["copy"]
+        run("git", "strata", "resolve", copy, "--keep", "both", cwd=laptop)
+        run("git", "strata", "sync", cwd=laptop)
+        run("git", "strata", "sync", cwd=mem)  # the resolution reaches the first machine too
 
         show("status")
         run("git", "strata", "status", cwd=mem)
