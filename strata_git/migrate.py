@@ -166,15 +166,23 @@ def advance(repo: Repo, old: str, new: str, paths: list[str], reflog: str) -> No
     if moved.returncode != 0:
         _drop(repo, JOURNAL)
         raise Refused("HEAD moved meanwhile (another git command committed); nothing was changed", "run it again")
-    _finish(repo, old, new, moves)
+    # read-tree refuses a file whose stat data is stale ("not uptodate"): refresh those it will
+    # change (a whole-index refresh costs a stat of every file).
+    on_disk = [p for p in paths if os.path.lexists(os.path.join(repo.root, p))]
+    _finish(repo, old, new, moves, refresh=on_disk)
     _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
 
 
-def _finish(repo: Repo, old: str, new: str, moves: list[list[str]] | list[tuple[str, str]]) -> None:
+def _finish(repo: Repo, old: str, new: str, moves: list[list[str]] | list[tuple[str, str]],
+            refresh: list[str] | None = None) -> None:
     """Bring the real index and working tree from old to new, waiting out a git that holds
-    index.lock; if it never lets go, the journal stays and the next cycle finishes the job."""
+    index.lock; if it never lets go, the journal stays and the next cycle finishes the job.
+    The index's stat data is refreshed first: for every file, or only for `refresh`."""
     for _ in range(50):
-        repo.git("update-index", "-q", "--refresh", check=False)
+        if refresh is None:
+            repo.git("update-index", "-q", "--refresh", check=False)
+        elif refresh:
+            repo.git("add", "--refresh", "--", *refresh, check=False)
         if repo.ok("read-tree", "-m", "-u", old, new):
             return
         if not _index_locked(repo):

@@ -101,6 +101,16 @@ def _count(repo: Repo, spec: str) -> int:
     return int(repo.git("rev-list", "--count", spec).decode().strip() or 0)
 
 
+def _ahead_behind(repo: Repo, ours: str | None, theirs: str | None) -> tuple[int, int]:
+    """(commits only `ours` has, commits only `theirs` has), in one git call."""
+    if not theirs or ours == theirs:
+        return (_count(repo, ours) if ours and not theirs else 0), 0
+    if not ours:
+        return 0, _count(repo, theirs)
+    ahead, behind = repo.git("rev-list", "--left-right", "--count", f"{ours}...{theirs}").decode().split()
+    return int(ahead), int(behind)
+
+
 class Where(NamedTuple):
     """What one sync needs from this clone's git config, read with one git call."""
 
@@ -288,11 +298,14 @@ def _fetch_needed(repo: Repo, w: Where, new: str, changed: list[str]) -> None:
 
 
 def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, theirs: str | None,
-              dry_run: bool, dirty: list[str]) -> tuple[str, str, list[merge.Decision], list[str]]:
-    """(what happened, the new HEAD, decisions, paths changed) after bringing `theirs` into `ours` (HEAD)."""
-    if theirs is None or theirs == ours or (ours and _is_ancestor(repo, theirs, ours)):
+              counts: tuple[int, int], dry_run: bool, dirty: list[str]
+              ) -> tuple[str, str, list[merge.Decision], list[str]]:
+    """(what happened, the new HEAD, decisions, paths changed) after bringing `theirs` into `ours`
+    (HEAD); `counts`: _ahead_behind(ours, theirs)."""
+    ahead, behind = counts
+    if theirs is None or behind == 0:
         return "up to date", ours or "", [], []
-    if ours is None or _is_ancestor(repo, ours, theirs):
+    if ours is None or ahead == 0:
         how, new, decisions = "fast-forward", theirs, []
     else:
         base = repo.git("merge-base", ours, theirs, check=False).decode().split()
@@ -381,16 +394,18 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
         refs = _refs(repo, [tracking, mine, mine_there])
         fetch_access_blobs(repo, w.remote, w.partial)
         theirs, ours = refs.get(tracking), repo.head_quick()
-        if before and theirs and not _is_ancestor(repo, before, theirs):
-            rewound = max(rewound, _count(repo, f"{theirs}..{before}"))
-        if theirs and theirs != ours:
-            incoming += _count(repo, f"{ours}..{theirs}" if ours else theirs)
+        ahead, behind = _ahead_behind(repo, ours, theirs)
+        if before and theirs and before != theirs:  # did the remote lose commits it had?
+            lost = ahead if before == ours else (0 if _is_ancestor(repo, before, theirs) else
+                                                 _count(repo, f"{theirs}..{before}"))
+            rewound = max(rewound, lost)
+        incoming += behind
         _note(progress, f"integrating {w.remote}/{branch}")
-        how, head, found, changed = integrate(repo, cfg, w, branch, ours, theirs, dry_run, dirty)
+        how, head, found, changed = integrate(repo, cfg, w, branch, ours, theirs, (ahead, behind), dry_run, dirty)
         decisions += found
         if how != "up to date":
             integrated = how
-        outgoing = _count(repo, f"{theirs}..{head}" if theirs else head) if head and head != theirs else 0
+        outgoing = {"fast-forward": 0, "merge": ahead + 1}.get(how, ahead)
         if dry_run:
             return Result(w.remote, archive.shown_url(w.url), branch, start, committed, left, integrated, incoming,
                           outgoing, [_decision(d) for d in decisions], False, rewound, attempt, {}, True)

@@ -471,3 +471,18 @@ def test_a_file_changed_after_the_status_check_is_never_overwritten(three, monke
     assert (root / "active/projects/koda.md").read_text() == mine
     assert git(root, "show", "HEAD:active/projects/koda.md").stdout.decode().endswith("from b\n")
     assert git(root, "status", "--porcelain").stdout.decode().strip() == "M active/projects/koda.md"
+
+
+def test_plain_git_pull_rebase_refreshes_index_md_and_search(three):
+    a, _, c = three
+    c.write("notes/local", b"# Local\n\nwritten on c before pulling\n")
+    a.write("notes/ibis", b"# Ibis\n\nThe ibis wades in the shallows.\n")
+    a.sync()
+    root = Path(c.repo.root)
+    git(root, "pull", "-q", "--rebase", "origin", "main")  # post-rewrite and post-checkout hooks
+    text = (root / "index.md").read_text()
+    assert "`notes/ibis` · **Ibis**" in text and "`notes/local` · **Local**" in text
+    assert c.search("ibis shallows")[0].name == "notes/ibis"
+    from strata_git import shadow
+
+    assert shadow.reflects(c.repo) == c.repo.head()
