@@ -1,10 +1,13 @@
 """When each memory last changed, from commit history (never the file system's mtime).
 
-One `git log` pass over the first-parent line gives, for every memory name, the
-commit time of the last commit that touched it, skipping git-strata's own
-migration commits (those carrying a `Strata-Move` trailer: a move does not make a
-memory young). The result is cached under the git directory with the commit it
-reflects and brought forward incrementally; a rewritten history rebuilds it.
+One `git log` pass gives, for every memory name, the commit time of the last commit
+that touched it, skipping git-strata's own migration commits (those carrying a
+`Strata-Move` trailer: a move does not make a memory young) and merge commits: every
+commit of every line merged in counts at its own time, so a sync's merge (which only
+combines changes made on two machines, or keeps an edit in active/) makes nothing
+young, and every machine computes the same times from the same HEAD. The result is
+cached under the git directory with the commit it reflects and brought forward
+incrementally; a rewritten history rebuilds it.
 """
 
 from __future__ import annotations
@@ -16,25 +19,25 @@ from typing import NamedTuple
 from strata_git.git import Repo
 from strata_git.names import split_path
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 _FORMAT = "--format=%x01%ct %(trailers:key=Strata-Move,valueonly,separator=%x2C)"
 
 
 def _scan(repo: Repo, revs: str, times: dict[str, int]) -> None:
     # No pathspec: it would make git simplify history, comparing every commit twice (~+45 % at
     # 20,000 commits), to filter out what split_path() drops anyway.
-    out = repo.git("log", "--no-renames", "--name-only", "-z", "--first-parent",
-                   "--diff-merges=first-parent", _FORMAT, revs, "--")
-    # Newest first: the first time a name is seen is its last change.
+    out = repo.git("log", "--no-renames", "--name-only", "-z", "--no-merges", _FORMAT, revs, "--")
+    # Newest first, but commits of two machines can be dated out of order: keep the latest time.
     for record in out.decode("utf-8", "surrogateescape").split("\x01")[1:]:
         header, _, paths = record.partition("\0")
         stamp, _, moves = header.partition(" ")
         if moves.strip():
             continue
+        when = int(stamp)
         for path in paths.lstrip("\n").split("\0"):
             where = split_path(path)
-            if where and where[1] not in times:
-                times[where[1]] = int(stamp)
+            if where and times.get(where[1], -1) < when:
+                times[where[1]] = when
 
 
 def _load(path: str) -> dict | None:
@@ -68,9 +71,8 @@ def last_changed(repo: Repo, at: Head | None) -> dict[str, int]:
         return cached["times"]
     # In the common case the cache is one commit behind: no ancestry check needed.
     if cached and (cached["head"] in at.parents[:1] or repo.ok("merge-base", "--is-ancestor", cached["head"], at.commit)):
-        newer: dict[str, int] = {}
-        _scan(repo, f"{cached['head']}..{at.commit}", newer)
-        times = {**cached["times"], **newer}
+        times = dict(cached["times"])
+        _scan(repo, f"{cached['head']}..{at.commit}", times)
     else:
         times = {}
         _scan(repo, at.commit, times)

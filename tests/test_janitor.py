@@ -154,7 +154,9 @@ def test_a_revert_of_a_janitor_commit_is_respected(aged: Path):
     assert "gtd/inbox" in [m["name"] for m in janitor_json(aged, "2026-11-09", "--dry-run")["moves"]]
 
 
-def test_changes_merged_from_a_branch_count_at_the_merge(aged: Path):
+def test_changes_merged_from_a_branch_count_at_their_own_time(aged: Path):
+    """A merge makes nothing young: the branch's edit is as old as its commit (so merges made by
+    sync on two machines agree, and the other machine's janitor moves never reset an age)."""
     import os
     import subprocess
 
@@ -165,7 +167,11 @@ def test_changes_merged_from_a_branch_count_at_the_merge(aged: Path):
     git(aged, "checkout", "-q", "main")
     git(aged, "merge", "-q", "--no-ff", "--no-edit", "side")  # dated 2026-11-01 by the fixture
     names = [m["name"] for m in janitor_json(aged, "2026-11-05", "--dry-run")["moves"]]
-    assert "gtd/inbox" not in names and "projects/koda" in names
+    assert "gtd/inbox" in names and "projects/koda" in names
+    (aged / "active/gtd/inbox.md").write_text("# inbox, edited after the merge\n")
+    git(aged, "commit", "-q", "-am", "edit after the merge")  # dated 2026-11-01
+    names = [m["name"] for m in janitor_json(aged, "2026-11-05", "--dry-run")["moves"]]
+    assert "gtd/inbox" not in names
 
 
 def test_reads_promote_a_cooled_memory(aged: Path):

@@ -486,3 +486,22 @@ def test_plain_git_pull_rebase_refreshes_index_md_and_search(three):
     from strata_git import shadow
 
     assert shadow.reflects(c.repo) == c.repo.head()
+
+
+def test_a_sync_merge_makes_nothing_young(three, monkeypatch):
+    """A memory's age is the time of its last real change, on whichever machine: the merge
+    commit (dated later) and the other machine's janitor moves do not count."""
+    from strata_git import history
+
+    a, b, _ = three
+    a.write("notes/from-a", b"# From a\n")  # both dated FIXED_DATE (T0)
+    b.janitor(now=T0 + 40 * DAY)  # b cools projects/koda
+    b.sync()
+    later = f"@{T0 + 50 * DAY} +0000"
+    monkeypatch.setenv("GIT_COMMITTER_DATE", later)
+    monkeypatch.setenv("GIT_AUTHOR_DATE", later)
+    assert a.sync().integrated == "merge"
+    times = history.last_changed(a.repo, history.head(a.repo))
+    assert times["notes/from-a.md"] == T0 and times["projects/koda.md"] == T0
+    b.sync()
+    assert history.last_changed(b.repo, history.head(b.repo)) == times  # the same on every machine
