@@ -135,8 +135,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     sync = status.sync
     lines.append(f"sync: {sync['remote']}, " + (f"{sync['ahead']} ahead, {sync['behind']} behind as of the last fetch"
                                                 if sync["ahead"] is not None else "never synced"))
-    lines += [f"conflict: {c['name']} has another version beside it, {c['copy']} (from {c['from']}); "
-              f"finish with `git strata resolve {c['copy']} --keep current|copy|both`" for c in status.conflicts]
+    lines += [f"conflict: {c['name']} has another version beside it, {c['copy']}"
+              + (f" (from {c['from']})" if c["from"] else "")
+              + (f"; finish with `git strata resolve {c['copy']} --keep current|copy|both`" if c["memory"] else
+                 "; merge the two by hand, delete the copy and commit") for c in status.conflicts]
     lines += [f"uncommitted: {p}" for p in status.uncommitted]
     lines += [f"problem: {p}" for p in status.problems]
     _emit(args, status.as_dict(), "\n".join(lines))
@@ -225,9 +227,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
     lines.append(f"{r.integrated} with {r.remote}/{r.branch} ({r.incoming} commit(s) in, {r.outgoing} out)"
                  if r.integrated != "up to date" else f"up to date with {r.remote}/{r.branch} ({r.outgoing} out)")
     for d in r.decisions:
-        if d["beside"]:
+        if d["beside"] and d["beside"].startswith("active/") and d["beside"].endswith(".md"):
             lines.append(f"conflict: {d['name']}: {d['how']}: {d['beside']}; "
                          f"finish with `git strata resolve {d['beside'][len('active/'):-3]} --keep current|copy|both`")
+        elif d["beside"]:
+            lines.append(f"conflict: {d['name']}: {d['how']}: {d['beside']}; merge the two by hand, "
+                         "delete the copy and commit")
         else:
             lines.append(f"merged: {d['name']}: {d['how']}")
     lines.append(("pushed" if r.pushed else "nothing to push") + f"; HEAD {(r.head or 'none')[:12]}"

@@ -17,7 +17,8 @@ import re
 from strata_git import merge, names, safefs
 from strata_git.errors import NotFound, Refused
 
-COPY = re.compile(r"^(?P<of>.+)\.conflict-(?P<tag>[0-9a-f]{8})\.md$")
+COPY = re.compile(r"^(?P<of>.+)\.conflict-(?P<tag>[0-9a-f]{8,40}(-[0-9]+)?)\.md$")
+FILE_COPY = re.compile(r"^(?P<of>.+)\.conflict-(?P<tag>[0-9a-f]{8,40}(-[0-9]+)?)$")
 KEEP = ("current", "copy", "both")
 HEAD_BYTES = 4096  # the provenance line is the first in the file
 
@@ -30,26 +31,38 @@ def _head(root: str, path: str) -> bytes:
         return b""
 
 
-def open_conflicts(root: str, active_names: list[str]) -> list[dict]:
-    """[{name, copy, from, commit, at}] of every open conflict, from active/'s names."""
+def open_conflicts(root: str, active_names: list[str], tracked: list[str] = ()) -> list[dict]:
+    """[{name, copy, from, commit, at}] of every open conflict: memory copies in active/ (from its
+    names) that carry the provenance line or are not text, and copies of other `tracked` files."""
     found = []
     for name in sorted(active_names):
         match = COPY.match(name)
         if not match:
             continue
-        info = merge.provenance_of(_head(root, f"active/{name}"))
-        if info is not None:
-            found.append({"name": match["of"], "copy": name[:-3], "from": info.get("from"),
-                          "commit": info.get("commit"), "at": info.get("at")})
+        head = _head(root, f"active/{name}")
+        info = merge.provenance_of(head)
+        if info is None:
+            try:
+                head.decode("utf-8")
+                continue  # text without the line: resolved by hand, now a memory of its own
+            except UnicodeDecodeError:
+                info = {}  # a binary memory's copy: its name is the only mark
+        found.append({"name": match["of"], "copy": name[:-3], "from": info.get("from"),
+                      "commit": info.get("commit"), "at": info.get("at"), "memory": True})
+    for path in sorted(tracked):
+        match = FILE_COPY.match(path)
+        if match and not names.split_path(path):
+            found.append({"name": match["of"], "copy": path, "from": None, "commit": None, "at": None,
+                          "memory": False})
     return found
 
 
 def pick(root: str, active_names: list[str], name: str) -> tuple[str, str]:
     """(memory name, copy name), both with .md, for NAME (the memory or one of its copies)."""
     open_ = open_conflicts(root, active_names)
-    copies = [c for c in open_ if c["copy"] == name]
+    copies = [c for c in open_ if c["copy"] == name and c["memory"]]
     if not copies:
-        copies = [c for c in open_ if c["name"] == name]
+        copies = [c for c in open_ if c["name"] == name and c["memory"]]
     if not copies:
         raise NotFound(f"no open conflict for {name!r}", "`git strata status` lists open conflicts")
     if len(copies) > 1:

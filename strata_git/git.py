@@ -44,8 +44,17 @@ def run(args: list[str], cwd: str, *, input: bytes | None = None, check: bool = 
     except subprocess.TimeoutExpired:
         raise GitFailed(f"git {args[0]} did not finish in {TIMEOUT} s", "check for a hung hook or remote") from None
     if check and proc.returncode != 0:
-        raise GitFailed(f"git {args[0]} failed: {_reason(proc.stderr)}", "run the same git command by hand to see the details")
+        raise GitFailed(f"git {_command(args)} failed: {_reason(proc.stderr)}",
+                        "run the same git command by hand to see the details")
     return proc
+
+
+def _command(args: list[str]) -> str:
+    """The git command in `args` (past options such as `-c key=value` and `-C dir`)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in ("-c", "-C") else 1
+    return args[i] if i < len(args) else "(no command)"
 
 
 def start(args: list[str], cwd: str) -> subprocess.Popen[bytes]:

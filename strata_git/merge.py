@@ -3,23 +3,26 @@
 A memory keeps its name while the janitor moves it between tiers, so git's path-based
 merge (with its rename guessing) would put an edit made in active/ into the cooled/
 file the other machine's janitor moved it to. Here every changed path is mapped to
-its memory name, and each name is decided once from its base, ours and theirs
-versions (path, mode, blob):
+its memory name (compared up to case and Unicode normalization, as names collide),
+and each name is decided once from its base, ours and theirs versions (path, mode, blob):
 
 - one side unchanged: take the other side (two janitors making the same move agree);
 - content: take the side that changed it; both changed it: `git merge-file`, and if
-  that conflicts, keep theirs in place and ours beside it as
-  `NAME.conflict-<first 8 hex of ours' blob>.md`, with a `strata-conflict:` line in
-  its frontmatter saying where it came from;
+  that conflicts (or its result no longer parses), keep theirs in place and ours beside
+  it as `NAME.conflict-<hex of ours' blob>.md`, with a `strata-conflict:` line in its
+  frontmatter saying where it came from;
 - tier: an edited memory ends in active/ (the edit wins over a janitor move); a
   memory moved up on one side (a recall: someone used it) ends where it was moved up
   to; both sides moved it down: the further tier (the later decision of the same rules);
 - deleted on one side: gone, unless the other side edited it (then the edit survives);
 - created on both sides: one memory if the bytes agree, else both survive as above.
 
-Files that are not memories (config, .gitattributes) are merged by path the same way.
-The decision for a name depends only on the three versions, so every machine that
-merges the same two commits makes the same tree.
+Files that are not memories are merged by path the same way; `.gitignore` and
+`.gitattributes` by the union of both sides' lines, so they never conflict. After every
+name is decided, a copy is placed where nothing else is (its hex grows until the path is
+free), and a file that the other side turned into a folder is kept beside the same way.
+The decisions depend only on the three versions, so every machine that merges the same
+two commits the same way round makes the same tree (apart from the provenance line).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ ZERO = "0" * 40
 RANK = {"active": 0, "cooled": 1, "archive": 2}
 CONFLICT_KEY = "strata-conflict"
 CONFLICT_MARK = ".conflict-"
+UNION = (".gitignore", ".gitattributes")  # line lists: both sides' lines are kept
+CONFIG = ".strata/config.toml"
 
 
 class Version(NamedTuple):
@@ -46,15 +51,28 @@ class Version(NamedTuple):
 
 
 class Decision(NamedTuple):
-    key: str  # the memory name, or "\0" + path for a file that is not a memory
+    key: str  # the memory's collision key, or "\0" + path for a file that is not a memory
     result: Version | None
-    beside: Version | None  # ours, kept beside theirs (a conflict)
+    beside: Version | None  # ours, kept beside (a conflict); its path is settled by place_copies()
     how: str  # what happened, in words
+
+    @property
+    def name(self) -> str:
+        """The memory name (or file path) as shown to people."""
+        for v in (self.result, self.beside):
+            if v is not None:
+                return memory_name(v.path) or v.path
+        return self.key.lstrip("\0")
+
+
+def memory_name(path: str) -> str | None:
+    where = names.split_path(path)
+    return where[1] if where and where[1].endswith(names.SUFFIX) else None
 
 
 def key_of(path: str) -> str:
-    where = names.split_path(path)
-    return where[1] if where and where[1].endswith(names.SUFFIX) else "\0" + path
+    name = memory_name(path)
+    return names.collision_key(name) if name else "\0" + path
 
 
 def tier_of(path: str) -> str | None:
@@ -74,10 +92,11 @@ def changes(repo: Repo, base: str, commit: str) -> dict[str, tuple[tuple[str, st
     return found
 
 
-def _merged_mode(b: Version | None, o: Version, t: Version) -> str:
-    if o.mode == t.mode or b is None or t.mode == b.mode:
-        return o.mode
-    return t.mode
+def _pick(b: Version | None, o: Version, t: Version, field: Callable[[Version], str]) -> str:
+    """Ours' value unless only theirs changed it (mode, spelling of the name)."""
+    if field(o) == field(t) or b is None or field(t) == field(b):
+        return field(o)
+    return field(t)
 
 
 def _tier(b: Version, o: Version, t: Version) -> str:
@@ -90,16 +109,8 @@ def _tier(b: Version, o: Version, t: Version) -> str:
     return min(up, key=RANK.__getitem__) if up else max((ot, tt), key=RANK.__getitem__)
 
 
-def _place(key: str, tier: str) -> str:
-    return f"{tier}/{key}"
-
-
-def beside_path(key: str, ours: Version) -> str:
-    """The deterministic place for ours' version of a conflicting memory or file."""
-    if key.startswith("\0"):
-        return f"{key[1:]}{CONFLICT_MARK}{ours.blob[:8]}"
-    stem = key[: -len(names.SUFFIX)]
-    return f"active/{stem}{CONFLICT_MARK}{ours.blob[:8]}{names.SUFFIX}"
+def _place(name: str, tier: str) -> str:
+    return f"{tier}/{name}"
 
 
 class Merger:
@@ -107,7 +118,7 @@ class Merger:
 
     def __init__(self, repo: Repo, provenance: dict[str, str]) -> None:
         self.repo = repo
-        self.provenance = provenance  # machine, host, commit, at: written into a conflict copy
+        self.provenance = provenance  # from, commit, at: written into a conflict copy
 
     def decide(self, key: str, b: Version | None, o: Version | None, t: Version | None) -> Decision:
         memory = not key.startswith("\0")
@@ -121,29 +132,30 @@ class Merger:
             kept = o or t
             if kept.blob == b.blob:
                 return Decision(key, None, None, "deleted on one side, only moved on the other: deleted")
-            path = _place(key, "active") if memory else kept.path
+            path = _place(memory_name(kept.path), "active") if memory else kept.path
             return Decision(key, kept._replace(path=path), None, "deleted on one side, edited on the other: edit kept")
         if b is None:  # created on both sides
-            if o.blob == t.blob:
+            if o.blob == t.blob and o.mode == t.mode:
                 tier = min((tier_of(o.path), tier_of(t.path)), key=RANK.__getitem__) if memory else None
-                return Decision(key, o._replace(path=_place(key, tier) if memory else o.path), None,
-                                "created on both sides with the same content")
-            return self._conflict(key, t, o, "created on both sides")
-        content = self._content(b, o, t)
+                path = _place(memory_name(t.path), tier) if memory else t.path
+                return Decision(key, t._replace(path=path), None, "created on both sides with the same content")
+            return Decision(key, t, o, "created on both sides")
+        name = _pick(b, o, t, lambda v: memory_name(v.path) or v.path)
+        content = self._content(name if memory else o.path, b, o, t)
         if content is None:
-            return self._conflict(key, t._replace(path=_place(key, "active") if memory else t.path), o,
-                              "edited on both sides")
-        mode = _merged_mode(b, o, t)
+            return Decision(key, t._replace(path=_place(memory_name(t.path), "active") if memory else t.path), o,
+                            "edited on both sides")
+        mode = _pick(b, o, t, lambda v: v.mode)
         if not memory:
             return Decision(key, Version(o.path, mode, content), None, "edited on both sides: merged")
         edited = content != b.blob
         tier = "active" if edited else _tier(b, o, t)
         how = "edited on both sides: merged" if o.blob != b.blob and t.blob != b.blob else \
             "edited on one side, moved on the other: edit kept in active/" if edited else "moved on both sides"
-        return Decision(key, Version(_place(key, tier), mode, content), None, how)
+        return Decision(key, Version(_place(name, tier), mode, content), None, how)
 
-    def _content(self, b: Version, o: Version, t: Version) -> str | None:
-        """The merged blob id, or None when the edits conflict."""
+    def _content(self, where: str, b: Version, o: Version, t: Version) -> str | None:
+        """The merged blob id, or None when the edits conflict or the result would not parse."""
         if o.blob == t.blob or t.blob == b.blob:
             return o.blob
         if o.blob == b.blob:
@@ -155,26 +167,54 @@ class Merger:
             return None
         import tempfile
 
+        union = ["--union"] if os.path.basename(where) in UNION else []
         with tempfile.TemporaryDirectory(prefix="strata-merge-") as tmp:
             files = []
             for label, raw in zip(("base", "ours", "theirs"), raws, strict=True):
                 files.append(os.path.join(tmp, label))
                 with open(files[-1], "wb") as f:
                     f.write(raw)
-            proc = run(["merge-file", "-p", "-q", files[1], files[0], files[2]], tmp, check=False)
-        if proc.returncode != 0:  # > 0: that many conflicts; < 0: an error (binary content)
-            return None
+            proc = run(["merge-file", "-p", "-q", *union, files[1], files[0], files[2]], tmp, check=False)
+        if proc.returncode != 0 or not _still_valid(where, proc.stdout, raws):
+            return None  # > 0: that many conflicts; < 0: an error (binary content)
         return self.repo.git("hash-object", "-w", "--stdin", input=proc.stdout).decode().strip()
 
-    def _conflict(self, key: str, theirs: Version, ours: Version, why: str) -> Decision:
-        path = beside_path(key, ours)
-        blob = ours.blob
-        if not key.startswith("\0") and ours.mode == "100644":
-            raw = self.repo.objects([ours.blob])[0]
-            marked = with_provenance(raw, {"of": key[: -len(names.SUFFIX)], **self.provenance}) if raw else None
-            if marked is not None:
-                blob = self.repo.git("hash-object", "-w", "--stdin", input=marked).decode().strip()
-        return Decision(key, theirs, Version(path, ours.mode, blob), f"{why}: this machine's version kept beside")
+    def copy_blob(self, ours: Version, path: str) -> str:
+        """Ours' blob as kept beside at `path`: a memory copy gets the provenance line (when it is
+        UTF-8 text; the copy's name alone marks it otherwise)."""
+        name = memory_name(ours.path)
+        if memory_name(path) is None or name is None or ours.mode != "100644":
+            return ours.blob
+        raw = self.repo.objects([ours.blob])[0]
+        marked = with_provenance(raw, {"of": name[: -len(names.SUFFIX)], **self.provenance}) if raw else None
+        if marked is None:
+            return ours.blob
+        return self.repo.git("hash-object", "-w", "--stdin", input=marked).decode().strip()
+
+
+def _still_valid(where: str, merged: bytes, sides: list[bytes | None]) -> bool:
+    """A clean text merge can still break what git-strata parses (a key set on both sides)."""
+    from strata_git.errors import StrataError
+
+    try:
+        if where == CONFIG:
+            import tomllib
+
+            from strata_git import config
+
+            config.parse(tomllib.loads(merged.decode("utf-8")))
+        elif where.endswith(names.SUFFIX):
+            from strata_git import memory
+
+            try:
+                for raw in sides:
+                    memory.parse(raw or b"", where)
+            except StrataError:
+                return True  # it did not parse before either: nothing to protect
+            memory.parse(merged, where)
+    except (StrataError, ValueError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def with_provenance(raw: bytes, info: dict[str, str]) -> bytes | None:
@@ -230,6 +270,56 @@ class Merged(NamedTuple):
         return [d for d in self.decisions if d.beside is not None]
 
 
+def _copy_path(version: Version, tag: str) -> str:
+    name = memory_name(version.path)
+    if name is not None:
+        return f"active/{name[: -len(names.SUFFIX)]}{CONFLICT_MARK}{tag}{names.SUFFIX}"
+    return f"{version.path}{CONFLICT_MARK}{tag}"
+
+
+def _folders(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _in_trees(repo: Repo, commits: list[str], paths: list[str]) -> set[str]:
+    """Which of `paths` (files or folders) exist in any of `commits` (trees only: no blob read)."""
+    found: set[str] = set()
+    for commit in commits:
+        out = repo.git("ls-tree", "-z", "--name-only", commit, "--", *paths) if paths else b""
+        found |= {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
+    return found
+
+
+def place_copies(repo: Repo, merger: Merger, decisions: list[Decision], commits: list[str],
+                 fetch: Callable[[list[str]], None] = lambda blobs: None) -> list[Decision]:
+    """Give every copy a free path, and keep beside a file the other side made a folder of."""
+    results = {d.result.path for d in decisions if d.result is not None}
+    moved = []
+    for d in decisions:  # a file whose path another result needs as a folder goes beside
+        if d.result is not None and d.beside is None and any(p.startswith(d.result.path + "/") for p in results):
+            moved.append(d._replace(result=None, beside=d.result,
+                                    how=d.how + "; a folder of the same name came from the other side"))
+        else:
+            moved.append(d)
+    taken = {d.result.path for d in moved if d.result is not None}
+    existing = _in_trees(repo, commits, [_copy_path(d.beside, d.beside.blob[:8]) for d in moved if d.beside])
+    fetch(sorted({d.beside.blob for d in moved if d.beside and memory_name(d.beside.path)}))
+    final = []
+    for d in moved:
+        if d.beside is None:
+            final.append(d)
+            continue
+        width, path = 8, _copy_path(d.beside, d.beside.blob[:8])
+        while path in taken or path in existing or any(f in taken for f in _folders(path)):
+            width += 1  # 41 and on: the whole id, then -1, -2, ...
+            path = _copy_path(d.beside, d.beside.blob[:width] + (f"-{width - 40}" if width > 40 else ""))
+            existing |= _in_trees(repo, commits, [path])
+        taken.add(path)
+        final.append(d._replace(beside=Version(path, d.beside.mode, merger.copy_blob(d.beside, path))))
+    return final
+
+
 def merge(repo: Repo, base: str | None, ours: str, theirs: str, provenance: dict[str, str],
           fetch: Callable[[list[str]], None] = lambda blobs: None) -> Merged:
     """The merged tree of two commits (written to the object store; no ref, index or file touched).
@@ -245,20 +335,22 @@ def merge(repo: Repo, base: str | None, ours: str, theirs: str, provenance: dict
         base_v = {p: (mine.get(p) or other.get(p))[0] for p in paths}
         sides = [{p: (diff[p][1] if p in diff else base_v[p]) for p in paths} for diff in (mine, other)]
         states = [_versions(base_v), _versions(sides[0]), _versions(sides[1])]
-        if any(len(s) > 1 for s in states):  # a name in two tiers at once: merge its paths one by one
+        if any(len(s) > 1 for s in states):  # a name in two places at once: merge its paths one by one
             work += [("\0" + p, *(_one(_versions({p: s.get(p)})) for s in (base_v, *sides))) for p in paths]
         else:
             work.append((key, *(_one(s) for s in states)))
     fetch(sorted({v.blob for _, b, o, t in work if o != t and o != b and t != b for v in (b, o, t) if v}))
     merger = Merger(repo, provenance)
+    decided = [(merger.decide(k, b, o, t), o, o != t and o != b and t != b) for k, b, o, t in work]
+    placed = place_copies(repo, merger, [d for d, _, _ in decided], [ours, theirs], fetch)
     edits: dict[str, Version | None] = {}  # path -> new version in ours' tree (None: remove)
     decisions = []
-    for k, b, o, t in work:
-        decision = merger.decide(k, b, o, t)
-        if o != t and o != b and t != b:  # both sides changed it: worth reporting
+    for (_, o, both), decision in zip(decided, placed, strict=True):
+        if both or decision.beside is not None:  # both sides changed it: worth reporting
             decisions.append(decision)
         if o is not None:
-            edits[o.path] = None
+            edits.setdefault(o.path, None)
+    for decision in placed:
         for v in (decision.result, decision.beside):
             if v is not None:
                 edits[v.path] = v

@@ -58,14 +58,14 @@ def _drop(repo: Repo, *names: str) -> None:
             pass
 
 
-def refuse_unless_settled(repo: Repo) -> None:
+def refuse_unless_settled(repo: Repo, doing: str = "run the janitor") -> None:
     """Refuse during a merge, rebase, cherry-pick or revert, and on a detached HEAD."""
     for marker, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
                          ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert")):
         if os.path.exists(os.path.join(repo.git_dir, marker)):
-            raise Refused(f"refusing to run the janitor during {what}", "finish or abort it first")
+            raise Refused(f"refusing to {doing} during {what}", "finish or abort it first")
     if not repo.ok("symbolic-ref", "-q", "HEAD"):
-        raise Refused("refusing to run the janitor on a detached HEAD", "check out a branch first")
+        raise Refused(f"refusing to {doing} on a detached HEAD", "check out a branch first")
 
 
 def message(plan: Plan, shadow_records: list[str] = ()) -> str:
@@ -210,20 +210,21 @@ def _align(repo: Repo, old: str, moves) -> None:
     committed = _entries(repo, old, srcs + dsts)
     pruned = archive.is_pruned(repo)  # archive/ stays out of the working tree: no checkout there
     shown = sorted(p for p in present if not (pruned and p.startswith("archive/")))
-    # A file whose bytes are neither the ones `old` committed nor a beginning of `old`'s or HEAD's
-    # version (what a git killed mid-write leaves) was changed by someone: it is left as it is
-    # (its change then shows against HEAD), never overwritten.
+    # A file whose bytes are neither the ones `old` committed nor a beginning of HEAD's version
+    # (what a git killed mid-write leaves) was changed by someone: it is left as it is (its change
+    # then shows against HEAD), never overwritten. Nor is anything checked out where a file stands
+    # in the way of a folder, or a folder where a file goes: checkout would delete them.
+    shown = [p for p in shown if not _in_the_way(repo.root, p)]
     on_disk = [p for p in shown if os.path.isfile(os.path.join(repo.root, p))]
     hashes = repo.git("hash-object", "--", *on_disk).decode().split() if on_disk else []
     differ = [p for p, h in zip(on_disk, hashes, strict=True) if h != committed.get(p, ("", ""))[1]]
     if differ:
-        versions = repo.objects([committed[p][1] if p in committed else "" for p in differ] +
-                                [f"HEAD:{p}" for p in differ])
+        versions = repo.objects([f"HEAD:{p}" for p in differ])
         edited = set()
-        for i, p in enumerate(differ):
+        for p, version in zip(differ, versions, strict=True):
             with open(os.path.join(repo.root, p), "rb") as f:
                 data = f.read()
-            if not any(v is not None and v.startswith(data) for v in (versions[i], versions[len(differ) + i])):
+            if version is None or not version.startswith(data):
                 edited.add(p)
         shown = [p for p in shown if p not in edited]
     if shown:
@@ -235,6 +236,18 @@ def _align(repo: Repo, old: str, moves) -> None:
         if path not in present and os.path.isfile(full) and not os.path.islink(full):
             if repo.git("hash-object", "--", path).decode().strip() == committed.get(path, ("", ""))[1]:
                 os.unlink(full)
+
+
+def _in_the_way(root: str, path: str) -> bool:
+    """Whether checking out `path` would have to delete something: a file (or link) where one of
+    its folders goes, or a folder where it goes."""
+    parts = path.split("/")
+    for i in range(1, len(parts)):
+        folder = os.path.join(root, *parts[:i])
+        if os.path.islink(folder) or (os.path.lexists(folder) and not os.path.isdir(folder)):
+            return True
+    full = os.path.join(root, path)
+    return os.path.isdir(full) and not os.path.islink(full)
 
 
 def _alive(pid: object) -> bool:

@@ -151,18 +151,32 @@ def _status(repo: Repo) -> list[tuple[str, str]]:
     return [(item[:2], item[3:]) for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3]
 
 
-def _as_change(repo: Repo, code: str, path: str):
+def _changes(repo: Repo, edits: list[tuple[str, str]]) -> list:
+    """guard.Change of each edit, the files hashed into the object store with one git call."""
     from strata_git import guard
 
-    full = os.path.join(repo.root, path)
-    if not os.path.lexists(full):
-        return guard.Change("D", path, "000000", merge.ZERO)
-    st = os.lstat(full)
-    if os.path.islink(full):
-        return guard.Change("A", path, "120000", merge.ZERO)
-    oid = repo.git("hash-object", "-w", "--", path).decode().strip()
-    mode = "100755" if st.st_mode & 0o111 else "100644"
-    return guard.Change("A" if code == "??" else "M", path, mode, oid, st.st_size)
+    found, files = {}, []
+    for code, path in edits:
+        full = os.path.join(repo.root, path)
+        if not os.path.lexists(full):
+            found[path] = guard.Change("D", path, "000000", merge.ZERO)
+        elif os.path.islink(full) or not os.path.isfile(full):
+            found[path] = guard.Change("A", path, "120000", merge.ZERO)  # refused: only files are memories
+        else:
+            st = os.lstat(full)
+            found[path] = guard.Change("A" if code == "??" else "M", path,
+                                       "100755" if st.st_mode & 0o111 else "100644", "", st.st_size)
+            files.append(path)
+    if files:
+        oids = repo.git("hash-object", "-w", "--no-filters", "--stdin-paths",
+                        input="".join(f"{p}\n" for p in files).encode("utf-8", "surrogateescape")).decode().split()
+        for path, oid in zip(files, oids, strict=True):
+            found[path] = found[path]._replace(oid=oid)
+    return [found[path] for _, path in edits]
+
+
+MASS_DELETE = 20  # more deletions than this (and than a tenth of active/) are not committed by sync
+COMMITTING = "sync.committing"  # pid of a sync inside `git commit`: its index.lock is stale once that pid is gone
 
 
 def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str, str]]
@@ -170,33 +184,63 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str,
     """Commit the uncommitted edits in active/ (from `listed`, see _status) that pass the hooks'
     checks; (committed, left)."""
     edits = [(code, path) for code, path in listed if code != "!!" and path.startswith("active/")
-             and not path.endswith("/")]
+             and not path.endswith("/") and "\n" not in path]
     if not edits or dry_run:
         return [path for _, path in edits], []
     if run(["var", "GIT_AUTHOR_IDENT"], repo.root, check=False).returncode != 0:
         return [], [{"path": p, "reason": "git does not know who you are, so it cannot commit"} for _, p in edits]
     from strata_git import guard
 
-    changes = [_as_change(repo, code, path) for code, path in edits]
+    changes = _changes(repo, edits)
     staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape").split("\0")
-    staged = [p for p in staged if p] + [c.path for c in changes if c.status == "A"]
-    blobs = dict(zip((c.oid for c in changes if c.status != "D"),
-                     repo.objects([c.oid for c in changes if c.status != "D"]), strict=True))
-    good, left = [], []
-    for change in changes:
-        found = guard.problems([change], staged, lambda oid: blobs.get(oid) or b"", cfg)
-        if found:
-            left.append({"path": change.path, "reason": str(found[0])})
-        else:
-            good.append(change)
+    staged = sorted({p for p in staged if p} | {c.path for c in changes if c.status == "A"})
+    blobs = dict(zip((c.oid for c in changes if c.status != "D" and c.oid),
+                     repo.objects([c.oid for c in changes if c.status != "D" and c.oid]), strict=True))
+    # One check of them all; each problem names its path first (a duplicate name: both paths).
+    problems = guard.problems(changes, staged, lambda oid: blobs.get(oid) or b"", cfg)
+    refused: dict[str, str] = {}
+    for problem in problems:
+        named = problem.message.split(": ", 1)[0]
+        for change in changes:
+            if change.path == named or change.path in named.split(" and ") or \
+                    problem.message.startswith(change.path + ":"):
+                refused.setdefault(change.path, str(problem))
+    deletions = [c for c in changes if c.status == "D" and c.path not in refused]
+    if len(deletions) > max(MASS_DELETE, sum(1 for p in staged if p.startswith("active/")) // 10):
+        for c in deletions:  # a circuit breaker: deleting this much is for a person to commit
+            refused[c.path] = (f"sync does not commit {len(deletions)} deletions at once; if they are meant, "
+                               "commit them yourself (`git commit -a`)")
+    good = [c for c in changes if c.path not in refused]
+    left = [{"path": path, "reason": reason} for path, reason in refused.items()]
     if good:
         new = [c.path for c in good if c.status == "A"]
-        if new:
-            repo.git("add", "--", *new)
-        paths = [c.path for c in good]
-        repo.commit(paths, f"strata: sync commits {len(paths)} local edit{'s' if len(paths) != 1 else ''}",
-                    {"Strata-Sync": "uncommitted edits in active/, committed before syncing"})
+        marker = os.path.join(repo.state_dir(), COMMITTING)
+        with open(marker, "w", encoding="ascii") as f:
+            f.write(f"{os.getpid()}\n")
+        try:
+            if new:
+                repo.git("add", "--", *new)
+            paths = [c.path for c in good]
+            repo.commit(paths, f"strata: sync commits {len(paths)} local edit{'s' if len(paths) != 1 else ''}",
+                        {"Strata-Sync": "uncommitted edits in active/, committed before syncing"})
+        finally:
+            os.unlink(marker)
     return [c.path for c in good], left
+
+
+def clear_killed_commit(repo: Repo) -> None:
+    """A sync killed inside its `git commit` leaves index.lock behind: delete it once that
+    process is gone and nothing holds the lock (see migrate.clear_stale_lock)."""
+    marker = os.path.join(repo.state_dir(), COMMITTING)
+    try:
+        with open(marker, encoding="ascii") as f:
+            pid = int(f.read().strip() or 0)
+        made = os.stat(marker).st_mtime
+    except (OSError, ValueError):
+        return
+    migrate.clear_stale_lock(repo, os.path.join(repo.git_dir, "index.lock"), owner_alive=lambda: migrate._alive(pid),
+                             made_by=made + migrate.LOCK_SLACK)
+    os.unlink(marker)
 
 
 # -- 3. fetch --------------------------------------------------------------------------
@@ -253,7 +297,7 @@ def _message(remote: str, branch: str, theirs: str, merged: merge.Merged) -> str
     subject = f"strata: sync with {remote}/{branch}" + (f" ({kept} kept beside)" if kept else "")
     trailers = [f"Strata-Sync: {remote}/{branch} {theirs}"]
     for d in merged.decisions:
-        shown = d.key.lstrip("\0")
+        shown = d.name
         if d.beside:
             trailers.append(f"Strata-Conflict: {shown} -> {d.beside.path}")
         else:
@@ -262,21 +306,36 @@ def _message(remote: str, branch: str, theirs: str, merged: merge.Merged) -> str
 
 
 def _decision(d: merge.Decision) -> dict:
-    return {"name": d.key.lstrip("\0"), "how": d.how, "path": d.result.path if d.result else None,
+    return {"name": d.name, "how": d.how, "path": d.result.path if d.result else None,
             "beside": d.beside.path if d.beside else None}
 
 
-def _refuse_dirty(repo: Repo, old: str, new: str, listed: list[str]) -> list[str]:
-    """The paths the move from old to new changes; refused if any has changes of its own (`listed`:
-    the paths status listed). A file changed after that listing is still safe: see migrate._align."""
+def _refuse_dirty(repo: Repo, old: str, new: str, listed: list[tuple[str, str]], left: list[dict]) -> list[str]:
+    """The paths the move from old to new changes, after checking the working tree can take it
+    (`listed`: what status listed). Refused: an untracked or ignored file where the move writes
+    one, and a file where it needs a folder or the other way round. A tracked file with changes
+    of its own (one the checks refused to commit) is left as it is, never overwritten (see
+    migrate._align), and reported in `left`."""
     changed = list(merge.changes(repo, old, new))
-    dirty = {p for p in listed if not p.endswith("/")}
-    folders = [p for p in listed if p.endswith("/")]  # an untracked or ignored folder, listed whole
-    clash = sorted(p for p in changed if p in dirty or any(p.startswith(f) for f in folders))
+    exact = {p for code, p in listed if code in ("??", "!!")}
+    tracked = {p for code, p in listed if code not in ("??", "!!")}
+    on_disk = [p.rstrip("/") for _, p in listed]
+    clash = sorted(p for p in changed if p in exact or any(p.startswith(d + "/") or d.startswith(p + "/")
+                                                             for d in on_disk if d != p))
     if clash:
-        raise Refused(f"{clash[0]} has uncommitted changes here and the remote changed it too"
-                      f"{f' (and {len(clash) - 1} more)' if len(clash) > 1 else ''}; nothing was changed",
-                      "commit or move those changes aside, then run `git strata sync` again")
+        why = {item["path"]: item["reason"] for item in left}.get(clash[0])
+        raise Refused(f"{clash[0]} is in the way here (untracked, ignored, or a file where a folder goes) and the "
+                      f"remote changed that path{f' (and {len(clash) - 1} more)' if len(clash) > 1 else ''}"
+                      f"{f'; it was left uncommitted: {why}' if why else ''}; nothing was changed",
+                      "move it aside (or commit it), then run `git strata sync` again")
+    reasons = {item["path"]: item for item in left}
+    for path in sorted(tracked & set(changed)):
+        item = reasons.get(path)
+        note = "the remote changed it too: this version is kept, uncommitted (review it before committing)"
+        if item:
+            item["reason"] += f"; {note}"
+        else:
+            left.append({"path": path, "reason": note})
     return changed
 
 
@@ -298,7 +357,7 @@ def _fetch_needed(repo: Repo, w: Where, new: str, changed: list[str]) -> None:
 
 
 def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, theirs: str | None,
-              counts: tuple[int, int], dry_run: bool, dirty: list[str]
+              counts: tuple[int, int], dry_run: bool, listed: list[tuple[str, str]], left: list[dict]
               ) -> tuple[str, str, list[merge.Decision], list[str]]:
     """(what happened, the new HEAD, decisions, paths changed) after bringing `theirs` into `ours`
     (HEAD); `counts`: _ahead_behind(ours, theirs)."""
@@ -320,11 +379,7 @@ def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, 
         how, decisions = "merge", merged.decisions
     if dry_run:
         return f"would {how}", ours or "", decisions, []
-    if ours is None:  # an unborn branch: nothing here to keep
-        repo.git("update-ref", "HEAD", new)
-        repo.git("read-tree", "-m", "-u", new)
-        return how, new, decisions, []
-    changed = _refuse_dirty(repo, ours, new, dirty)
+    changed = _refuse_dirty(repo, ours, new, listed, left)
     _fetch_needed(repo, w, new, changed)
     migrate.advance(repo, ours, new, changed, f"strata: sync {how} with {w.remote}/{branch}")
     return how, new, decisions, changed
@@ -362,8 +417,13 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
     """One sync round (the caller holds the repository lock)."""
     w = where(repo, remote or cfg.sync_remote)
     if not dry_run:
+        clear_killed_commit(repo)
         migrate.recover(repo)
-    migrate.refuse_unless_settled(repo)
+    migrate.refuse_unless_settled(repo, "sync")
+    if repo.head_quick() is None:
+        raise Refused("this repository has no commits yet, so there is nothing here to sync",
+                      f"join the memory with `git strata clone {archive.shown_url(w.url)}`, "
+                      "or start one here with `git strata init`")
     branch = _branch(repo)
     machine = access.machine_id(repo)
     tracking = TRACKING.format(remote=w.remote) + branch
@@ -382,14 +442,14 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
         started.kill()
         started.communicate()
         raise
-    dirty = [p for _, p in listed if p not in set(committed)]
+    listed = [(code, path) for code, path in listed if path not in set(committed)]
     start = repo.head_quick()
     decisions: list[merge.Decision] = []
     integrated, rewound, incoming = "up to date", 0, 0
     for attempt in range(1, ATTEMPTS + 1):
         if attempt > 1:
             _note(progress, f"fetching from {w.remote} again (another machine pushed first)")
-            dirty = [p for _, p in _status(repo)]
+            listed = _status(repo)
         fetch(repo, w, started if attempt == 1 else None)
         refs = _refs(repo, [tracking, mine, mine_there])
         fetch_access_blobs(repo, w.remote, w.partial)
@@ -401,7 +461,8 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
             rewound = max(rewound, lost)
         incoming += behind
         _note(progress, f"integrating {w.remote}/{branch}")
-        how, head, found, changed = integrate(repo, cfg, w, branch, ours, theirs, (ahead, behind), dry_run, dirty)
+        how, head, found, changed = integrate(repo, cfg, w, branch, ours, theirs, (ahead, behind), dry_run, listed,
+                                              left)
         decisions += found
         if how != "up to date":
             integrated = how

@@ -132,6 +132,10 @@ class Vault:
                         raise Refused("another git-strata process (a janitor or a write) is changing this "
                                       "repository", "wait for it to finish, then try again") from None
                     time.sleep(0.05)
+            if os.path.exists(os.path.join(self.repo.state_dir(), "janitor.journal")):
+                from strata_git import migrate  # a janitor, recall or sync was killed mid-move: finish it first
+
+                migrate.recover(self.repo)
             yield
         finally:
             os.close(fd)
@@ -616,8 +620,14 @@ class Vault:
         return Status(self.repo.root, branch or "(detached)", self.repo.head(), tiers,
                       hooks.state(self.repo), self.cfg.as_dict(), uncommitted, problems, serve.running(self.repo),
                       self._archive_state(),
-                      conflicts.open_conflicts(self.repo.root, [e.name for e in scan.entries if e.tier == "active"]),
+                      conflicts.open_conflicts(self.repo.root, [e.name for e in scan.entries if e.tier == "active"],
+                                               self._tracked_copies()),
                       self._sync_state(branch))
+
+    def _tracked_copies(self) -> list[str]:
+        """Tracked files outside the tiers that look like conflict copies (`PATH.conflict-<hex>`)."""
+        out = self.repo.git("ls-files", "-z").decode("utf-8", "surrogateescape").split("\0")
+        return [p for p in out if ".conflict-" in p and not names.split_path(p)]
 
     def _sync_state(self, branch: str) -> dict:
         remote = self.cfg.sync_remote

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -67,7 +68,7 @@ def converge(vaults: list, rounds: int = 2) -> None:
 
 def files(v, tier: str = "active") -> dict[str, str]:
     root = Path(v.repo.root) / tier
-    return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.md")}
+    return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*.md") if p.is_file()}
 
 
 def tiers_of(v, name: str) -> list[str]:
@@ -291,19 +292,46 @@ def test_a_file_the_checks_refuse_stays_uncommitted_and_untouched(three):
     assert "keys.md" not in files(b)
 
 
-def test_incoming_change_to_a_dirty_file_is_refused_with_nothing_changed(three):
+def test_a_refused_uncommitted_edit_is_kept_and_does_not_stop_the_sync(three):
     a, b, _ = three
     b.write("projects/koda", (KODA + "from b\n").encode())
     b.sync()
     root = Path(a.repo.root)
-    before = git(root, "rev-parse", "HEAD").stdout
-    a.cfg = a.cfg._replace(check_secrets=True)
-    (root / "active/projects/koda.md").write_text("# Koda\n\naws_secret_access_key = "
-                                                   "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
-    with pytest.raises(StrataError, match="uncommitted changes here and the remote changed it too"):
-        a.sync()
-    assert git(root, "rev-parse", "HEAD").stdout == before
-    assert "aws_secret_access_key" in (root / "active/projects/koda.md").read_text()
+    a.write("notes/other", b"# Other\n\ncommitted work that must still reach the remote\n")
+    mine = "# Koda\n\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+    (root / "active/projects/koda.md").write_text(mine)  # the checks refuse it: it stays uncommitted
+    result = a.sync()
+    assert result.pushed and result.integrated == "merge"
+    [item] = result.left
+    assert item["path"] == "active/projects/koda.md" and "secret" in item["reason"]
+    assert "the remote changed it too" in item["reason"]
+    assert (root / "active/projects/koda.md").read_text() == mine  # untouched
+    assert git(root, "show", "HEAD:active/projects/koda.md").stdout.decode().endswith("from b\n")
+    b.sync()
+    assert "notes/other.md" in files(b)
+
+
+def test_an_untracked_file_in_the_way_of_a_folder_is_refused_and_kept(three):
+    a, b, _ = three
+    a.write("ideas/x", b"# X\n")
+    a.sync()
+    root = Path(b.repo.root)
+    (root / "active/ideas").write_bytes(b"precious: not a memory, do not lose\n")  # where a folder must go
+    before = b.repo.head()
+    with pytest.raises(StrataError, match="active/ideas/x.md is in the way"):
+        b.sync()
+    assert (root / "active/ideas").read_bytes() == b"precious: not a memory, do not lose\n"
+    assert b.repo.head() == before
+
+
+def test_an_unborn_branch_is_refused(tmp_path: Path, remote: Path):
+    root = tmp_path / "empty"
+    git(tmp_path, "init", "-q", "-b", "main", str(root))
+    git(root, "remote", "add", "origin", str(remote))
+    (root / ".strata").mkdir()
+    (root / ".strata/config.toml").write_text("")
+    out = strata(root, "sync")
+    assert out.returncode == 1 and b"no commits yet" in out.stderr and b"git strata clone" in out.stderr
 
 
 # -- the remote misbehaves -----------------------------------------------------------
@@ -466,7 +494,7 @@ def test_a_file_changed_after_the_status_check_is_never_overwritten(three, monke
     mine = "# Koda\n\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
     (root / "active/projects/koda.md").write_text(mine)  # refused by the checks: stays uncommitted
     # as if the edit landed between sync's status listing and its checkout
-    monkeypatch.setattr(sync, "_refuse_dirty", lambda repo, old, new, listed: list(merge.changes(repo, old, new)))
+    monkeypatch.setattr(sync, "_refuse_dirty", lambda repo, old, new, listed, left: list(merge.changes(repo, old, new)))
     a.sync()
     assert (root / "active/projects/koda.md").read_text() == mine
     assert git(root, "show", "HEAD:active/projects/koda.md").stdout.decode().endswith("from b\n")
@@ -505,3 +533,143 @@ def test_a_sync_merge_makes_nothing_young(three, monkeypatch):
     assert times["notes/from-a.md"] == T0 and times["projects/koda.md"] == T0
     b.sync()
     assert history.last_changed(b.repo, history.head(b.repo)) == times  # the same on every machine
+
+
+# -- what a review found ---------------------------------------------------------------
+
+def test_a_copy_never_lands_on_another_decisions_result(three):
+    a, b, _ = three
+    a.write("projects/koda", b"# Koda\n\nA's version\n")
+    b.write("projects/koda", b"# Koda\n\nB's version\n")
+    a.sync()
+    copy = b.sync().conflicts[0]["beside"]
+    a.sync()
+    b.resolve(copy[len("active/"):-3], "copy")  # koda is b's bytes again; the copy is deleted on b
+    a.write("projects/koda", b"# Koda\n\nA's second version\n")  # meanwhile a edits both
+    a.write(copy[len("active/"):-3], (Path(a.repo.root) / copy).read_bytes() + b"\nIMPORTANT NOTE FROM A\n")
+    a.sync()
+    b.sync()
+    converge(three)
+    texts = "".join(files(b).values())
+    assert "IMPORTANT NOTE FROM A" in texts and "A's second version" in texts and "B's version" in texts
+
+
+def test_a_file_on_one_side_and_a_folder_of_its_name_on_the_other_both_survive(three):
+    a, b, _ = three
+    a.write("notes", b"# Notes as a file\n")
+    b.write("notes.md/inner", b"# Inner memory\n")
+    a.sync()
+    result = b.sync()
+    assert result.conflicts and "folder of the same name" in result.conflicts[0]["how"]
+    converge(three)
+    found = files(a)
+    assert found["notes.md/inner.md"] == "# Inner memory\n"
+    assert any("Notes as a file" in text for name, text in found.items() if name.startswith("notes.conflict-"))
+
+
+def test_a_clean_text_merge_that_breaks_the_config_is_kept_as_a_conflict(three):
+    a, b, _ = three
+    for v, line, after in ((a, "research = 21\n", "gtd = 7\n"), (b, "research = 45\n", "default = 30\n")):
+        path = Path(v.repo.root) / ".strata/config.toml"
+        path.write_text(path.read_text().replace(after, after + line))
+        git(Path(v.repo.root), "commit", "-q", "-am", "config: research folder")
+    a.sync()
+    result = b.sync()
+    assert [d["beside"] for d in result.conflicts] and result.conflicts[0]["beside"].startswith(".strata/config.toml")
+    converge(three)
+    for v in three:  # every machine still loads its config
+        from strata_git.vault import Vault
+
+        Vault.open(v.repo.root).status()
+    out = strata(Path(b.repo.root), "status")
+    assert b"conflict: .strata/config.toml" in out.stdout and b"merge the two by hand" in out.stdout
+
+
+def test_gitignore_edits_from_both_sides_are_united(three):
+    a, b, _ = three
+    for v, rule in ((a, "*.tmp\n"), (b, "*.bak\n")):
+        path = Path(v.repo.root) / ".gitignore"
+        path.write_text(path.read_text() + rule)
+        git(Path(v.repo.root), "commit", "-q", "-am", "ignore more")
+    a.sync()
+    assert b.sync().conflicts == []
+    converge(three)
+    text = (Path(a.repo.root) / ".gitignore").read_text()
+    assert "*.tmp" in text and "*.bak" in text
+
+
+def test_names_differing_only_by_case_are_one_memory_to_the_merge(three):
+    a, b, _ = three
+    a.write("people/Ana", b"# Ana\n\nfrom a\n")
+    b.write("people/ana", b"# ana\n\nfrom b\n")
+    a.sync()
+    [conflict] = b.sync().conflicts
+    converge(three)
+    found = files(a)
+    assert "people/Ana.md" not in found or "people/ana.md" not in found  # one spelling in place
+    assert any("from b" in text for name, text in found.items() if ".conflict-" in name)
+    (Path(a.repo.root) / "active/notes").mkdir(parents=True, exist_ok=True)
+    (Path(a.repo.root) / "active/notes/brand-new.md").write_text("# Brand new\n")
+    assert a.sync().committed == ["active/notes/brand-new.md"]
+
+
+def test_many_new_files_are_checked_and_committed_in_one_pass(three):
+    a = three[0]
+    folder = Path(a.repo.root) / "active/bulk"
+    folder.mkdir(parents=True)
+    for i in range(300):
+        (folder / f"m{i:03d}.md").write_text(f"# Memory {i}\n")
+    (folder / "secret.md").write_text("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+    result = a.sync()
+    assert len(result.committed) == 300 and [item["path"] for item in result.left] == ["active/bulk/secret.md"]
+
+
+def test_a_mass_deletion_is_not_committed_by_sync(three):
+    a = three[0]
+    for i in range(30):
+        a.write(f"bulk/m{i:02d}", f"# Memory {i}\n".encode())
+    a.sync()
+    for path in (Path(a.repo.root) / "active/bulk").iterdir():
+        path.unlink()
+    result = a.sync()
+    assert result.committed == [] and len(result.left) == 30 and "deletions at once" in result.left[0]["reason"]
+    assert "bulk/m00.md" in git(Path(a.repo.root), "ls-tree", "-r", "--name-only", "HEAD").stdout.decode()
+
+
+def test_a_sync_killed_inside_its_commit_does_not_block_the_next(three):
+    from strata_git import sync
+
+    a = three[0]
+    root = Path(a.repo.root)
+    (root / ".git/index.lock").write_bytes(b"")  # what a kill inside `git commit` leaves
+    past = os.stat(root / ".git/index.lock").st_mtime - 60
+    os.utime(root / ".git/index.lock", (past, past))
+    marker = root / ".git/strata" / sync.COMMITTING
+    marker.write_text("999999999\n")  # a pid that does not exist
+    os.utime(marker, (past, past))
+    (root / "active/after-the-kill.md").write_text("# After\n")
+    assert a.sync().committed == ["active/after-the-kill.md"]
+    assert not marker.exists() and not (root / ".git/index.lock").exists()
+
+
+def test_a_command_after_a_killed_sync_finishes_it_first(three, monkeypatch):
+    from strata_git import migrate
+
+    a, b, _ = three
+    b.write("notes/from-b", b"# From b\n")
+    b.sync()
+    monkeypatch.setattr(migrate, "_finish", lambda *args, **kwargs: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        a.sync()
+    monkeypatch.undo()
+    a.write("notes/next", b"# Next\n")  # any command that takes the lock rolls the sync forward first
+    root = Path(a.repo.root)
+    assert (root / "active/notes/from-b.md").read_text() == "# From b\n"
+    assert git(root, "status", "--porcelain").stdout == b""
+
+
+def test_sync_refusals_name_sync(three):
+    a = three[0]
+    git(Path(a.repo.root), "checkout", "-q", "--detach")
+    with pytest.raises(StrataError, match="refusing to sync on a detached HEAD"):
+        a.sync()
