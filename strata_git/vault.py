@@ -106,6 +106,7 @@ class Vault:
     def __init__(self, repo: Repo, cfg: Config) -> None:
         self.repo = repo
         self.cfg = cfg
+        self.recovered = ""  # what taking the lock last recovered from a killed move, if anything
 
     @classmethod
     def open(cls, path: str = ".") -> Vault:
@@ -135,7 +136,7 @@ class Vault:
             if os.path.exists(os.path.join(self.repo.state_dir(), "janitor.journal")):
                 from strata_git import migrate  # a janitor, recall or sync was killed mid-move: finish it first
 
-                migrate.recover(self.repo)
+                self.recovered = migrate.recover(self.repo)
             yield
         finally:
             os.close(fd)
@@ -484,8 +485,11 @@ class Vault:
         from strata_git import archive, shadow
         from strata_git.errors import StrataError
 
+        self.recovered = ""
         with self.locked(wait=0):
             result = cycle.run(self.repo, self.cfg, dry_run=dry_run, now=now)
+            if self.recovered and result.recovered == "clean":
+                result = result._replace(recovered=self.recovered)
             if self.cfg.archive_prune and not dry_run:
                 # Push, verify, prune; a failure is reported and the next cycle retries.
                 try:

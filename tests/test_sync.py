@@ -78,12 +78,17 @@ def tiers_of(v, name: str) -> list[str]:
 
 # -- edits on two machines -----------------------------------------------------------
 
+def both_edit(a, b, text_a: str, text_b: str):
+    """a and b write different text to projects/koda; a syncs first, then b (which merges)."""
+    a.write("projects/koda", text_a.encode())
+    b.write("projects/koda", text_b.encode())
+    a.sync()
+    return b.sync()
+
+
 def test_edits_to_different_lines_merge_cleanly(three):
     a, b, c = three
-    a.write("projects/koda", KODA.replace("line one", "line ONE from a").encode())
-    b.write("projects/koda", KODA.replace("line five", "line FIVE from b").encode())
-    a.sync()
-    result = b.sync()
+    result = both_edit(a, b, KODA.replace("line one", "line ONE from a"), KODA.replace("line five", "line FIVE from b"))
     assert result.integrated == "merge" and result.conflicts == []
     assert result.decisions[0]["how"] == "edited on both sides: merged"
     converge(three)
@@ -94,11 +99,8 @@ def test_edits_to_different_lines_merge_cleanly(three):
 
 def test_conflicting_edits_keep_both_versions_and_resolve_finishes(three):
     a, b, c = three
-    a.write("projects/koda", KODA.replace("line one", "line one, a says").encode())
-    b.write("projects/koda", KODA.replace("line one", "line one, b says").encode())
-    a.sync()
-    result = b.sync()
-    [conflict] = result.conflicts
+    [conflict] = both_edit(a, b, KODA.replace("line one", "line one, a says"),
+                           KODA.replace("line one", "line one, b says")).conflicts
     copy = conflict["beside"]
     assert copy.startswith("active/projects/koda.conflict-") and copy.endswith(".md")
     converge(three)
@@ -128,10 +130,7 @@ def test_conflicting_edits_keep_both_versions_and_resolve_finishes(three):
 @pytest.mark.parametrize("keep", ["current", "both"])
 def test_resolve_keep_current_or_both(three, keep):
     a, b, _ = three
-    a.write("projects/koda", KODA.replace("line one", "A").encode())
-    b.write("projects/koda", KODA.replace("line one", "B").encode())
-    a.sync()
-    [conflict] = b.sync().conflicts
+    [conflict] = both_edit(a, b, KODA.replace("line one", "A"), KODA.replace("line one", "B")).conflicts
     copy = conflict["beside"][len("active/"):-3]
     b.resolve(copy, keep)
     found = files(b)
@@ -145,10 +144,7 @@ def test_resolve_keep_current_or_both(three, keep):
 
 def test_resolve_by_hand_deleting_the_copy(three):
     a, b, _ = three
-    a.write("projects/koda", (KODA + "A\n").encode())
-    b.write("projects/koda", (KODA + "B\n").encode())
-    a.sync()
-    [conflict] = b.sync().conflicts
+    [conflict] = both_edit(a, b, KODA + "A\n", KODA + "B\n").conflicts
     root = Path(b.repo.root)
     git(root, "rm", "-q", conflict["beside"])
     git(root, "commit", "-q", "-m", "merged by hand")
@@ -165,6 +161,13 @@ def test_resolve_refuses_bad_input(three):
 
 # -- the janitor on one machine, an edit on the other -------------------------------
 
+def assert_edit_in_active_everywhere(vaults: list) -> None:
+    converge(vaults)
+    for v in vaults:
+        assert tiers_of(v, "projects/koda.md") == ["active"]
+        assert files(v)["projects/koda.md"].endswith("edited on b\n")
+
+
 def test_edit_wins_over_a_janitor_cooling(three):
     a, b, _ = three
     a.janitor(now=T0 + 40 * DAY)
@@ -173,10 +176,7 @@ def test_edit_wins_over_a_janitor_cooling(three):
     a.sync()
     result = b.sync()
     assert result.decisions[0]["how"] == "edited on one side, moved on the other: edit kept in active/"
-    converge(three)
-    for v in three:
-        assert tiers_of(v, "projects/koda.md") == ["active"]
-        assert files(v)["projects/koda.md"].endswith("edited on b\n")
+    assert_edit_in_active_everywhere(three)
 
 
 def test_edit_wins_over_a_janitor_archiving_in_either_order(three):
@@ -188,10 +188,7 @@ def test_edit_wins_over_a_janitor_archiving_in_either_order(three):
     b.sync()  # the edit reaches the remote first this time: a merges it in
     result = a.sync()
     assert result.integrated == "merge"
-    converge(three)
-    for v in three:
-        assert tiers_of(v, "projects/koda.md") == ["active"]
-        assert files(v)["projects/koda.md"].endswith("edited on b\n")
+    assert_edit_in_active_everywhere(three)
 
 
 def test_both_janitors_make_the_same_move_once(three):
