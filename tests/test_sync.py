@@ -670,3 +670,32 @@ def test_sync_refusals_name_sync(three):
     git(Path(a.repo.root), "checkout", "-q", "--detach")
     with pytest.raises(StrataError, match="refusing to sync on a detached HEAD"):
         a.sync()
+
+
+def test_a_new_machine_joins_sees_everything_downloads_no_archive_and_can_rehydrate(tmp_path: Path, daemon):
+    from strata_git import archive, clone
+    from strata_git.vault import Vault
+
+    remote = bare_remote(daemon.base / "mem.git")
+    a, b, _ = make_machines(tmp_path, daemon.url("mem.git"), remote)
+    a.write("notes/heron", b"# Heron\n\nThe heron nests by the weir.\n")
+    a.janitor(now=T0 + 40 * DAY)
+    a.janitor(now=T0 + 200 * DAY)
+    a.sync()
+    a.archive()  # pushed, verified and pruned on a
+    a.write("notes/fresh", b"# Fresh\n\nwritten after the archive\n")
+    a.sync()
+    clone.clone(daemon.url("mem.git"), str(tmp_path / "d"))
+    d = Vault.open(str(tmp_path / "d"))
+    archived = {e.name: e for e in d.list(tier="archive")}
+    assert {"notes/heron.md", "projects/koda.md"} <= set(archived)
+    listing = git(tmp_path / "d", "ls-tree", "-r", "HEAD", "--", "archive").stdout.decode().splitlines()
+    blobs = [line.split()[2] for line in listing if line.endswith(".md")]
+    assert blobs and archive.absent(d.repo, blobs) == blobs  # none of the archive's content came down
+    assert files(d)["notes/fresh.md"].startswith("# Fresh")
+    assert d.search("heron weir")[0].tier == "archive"
+    d.recall("notes/heron")
+    assert files(d)["notes/heron.md"].startswith("# Heron")
+    assert d.sync().pushed
+    a.sync()
+    assert files(a)["notes/heron.md"].startswith("# Heron")  # a brings it back too
