@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
-from strata_git import access, archive, merge, migrate, names
+from strata_git import access, archive, localedits, merge, migrate, mirror
 from strata_git.config import Config
 from strata_git.errors import GitFailed, NotFound, Refused
 from strata_git.git import Repo, run
@@ -140,107 +140,6 @@ def where(repo: Repo, remote: str) -> Where:
 
 def remote_url(repo: Repo, remote: str) -> str:
     return where(repo, remote).url
-
-
-# -- 1. local edits ------------------------------------------------------------------
-
-def _status(repo: Repo) -> list[tuple[str, str]]:
-    """(status code, path) of every uncommitted change, untracked and ignored files included (an
-    untracked or ignored folder may be listed whole, as "folder/")."""
-    out = repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames")
-    return [(item[:2], item[3:]) for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3]
-
-
-def _changes(repo: Repo, edits: list[tuple[str, str]]) -> list:
-    """guard.Change of each edit, the files hashed into the object store with one git call."""
-    from strata_git import guard
-
-    found, files = {}, []
-    for code, path in edits:
-        full = os.path.join(repo.root, path)
-        if not os.path.lexists(full):
-            found[path] = guard.Change("D", path, "000000", merge.ZERO)
-        elif os.path.islink(full) or not os.path.isfile(full):
-            found[path] = guard.Change("A", path, "120000", merge.ZERO)  # refused: only files are memories
-        else:
-            st = os.lstat(full)
-            found[path] = guard.Change("A" if code == "??" else "M", path,
-                                       "100755" if st.st_mode & 0o111 else "100644", "", st.st_size)
-            files.append(path)
-    if files:
-        oids = repo.git("hash-object", "-w", "--no-filters", "--stdin-paths",
-                        input="".join(f"{p}\n" for p in files).encode("utf-8", "surrogateescape")).decode().split()
-        for path, oid in zip(files, oids, strict=True):
-            found[path] = found[path]._replace(oid=oid)
-    return [found[path] for _, path in edits]
-
-
-MASS_DELETE = 20  # more deletions than this (and than a tenth of active/) are not committed by sync
-COMMITTING = "sync.committing"  # pid of a sync inside `git commit`: its index.lock is stale once that pid is gone
-
-
-def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str, str]]
-                 ) -> tuple[list[str], list[dict]]:
-    """Commit the uncommitted edits in active/ (from `listed`, see _status) that pass the hooks'
-    checks; (committed, left)."""
-    edits = [(code, path) for code, path in listed if code != "!!" and path.startswith("active/")
-             and not path.endswith("/") and "\n" not in path]
-    if not edits or dry_run:
-        return [path for _, path in edits], []
-    if run(["var", "GIT_AUTHOR_IDENT"], repo.root, check=False).returncode != 0:
-        return [], [{"path": p, "reason": "git does not know who you are, so it cannot commit"} for _, p in edits]
-    from strata_git import guard
-
-    changes = _changes(repo, edits)
-    staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape").split("\0")
-    staged = sorted({p for p in staged if p} | {c.path for c in changes if c.status == "A"})
-    blobs = dict(zip((c.oid for c in changes if c.status != "D" and c.oid),
-                     repo.objects([c.oid for c in changes if c.status != "D" and c.oid]), strict=True))
-    # One check of them all; each problem names its path first (a duplicate name: both paths).
-    problems = guard.problems(changes, staged, lambda oid: blobs.get(oid) or b"", cfg)
-    refused: dict[str, str] = {}
-    for problem in problems:
-        named = problem.message.split(": ", 1)[0]
-        for change in changes:
-            if change.path == named or change.path in named.split(" and ") or \
-                    problem.message.startswith(change.path + ":"):
-                refused.setdefault(change.path, str(problem))
-    deletions = [c for c in changes if c.status == "D" and c.path not in refused]
-    if len(deletions) > max(MASS_DELETE, sum(1 for p in staged if p.startswith("active/")) // 10):
-        for c in deletions:  # a circuit breaker: deleting this much is for a person to commit
-            refused[c.path] = (f"sync does not commit {len(deletions)} deletions at once; if they are meant, "
-                               "commit them yourself (`git commit -a`)")
-    good = [c for c in changes if c.path not in refused]
-    left = [{"path": path, "reason": reason} for path, reason in refused.items()]
-    if good:
-        new = [c.path for c in good if c.status == "A"]
-        marker = os.path.join(repo.state_dir(), COMMITTING)
-        with open(marker, "w", encoding="ascii") as f:
-            f.write(f"{os.getpid()}\n")
-        try:
-            if new:
-                repo.git("add", "--", *new)
-            paths = [c.path for c in good]
-            repo.commit(paths, f"strata: sync commits {len(paths)} local edit{'s' if len(paths) != 1 else ''}",
-                        {"Strata-Sync": "uncommitted edits in active/, committed before syncing"})
-        finally:
-            os.unlink(marker)
-    return [c.path for c in good], left
-
-
-def clear_killed_commit(repo: Repo) -> None:
-    """A sync killed inside its `git commit` leaves index.lock behind: delete it once that
-    process is gone and nothing holds the lock (see migrate.clear_stale_lock)."""
-    marker = os.path.join(repo.state_dir(), COMMITTING)
-    try:
-        with open(marker, encoding="ascii") as f:
-            pid = int(f.read().strip() or 0)
-        made = os.stat(marker).st_mtime
-    except (OSError, ValueError):
-        return
-    migrate.clear_stale_lock(repo, os.path.join(repo.git_dir, "index.lock"), owner_alive=lambda: migrate._alive(pid),
-                             made_by=made + migrate.LOCK_SLACK)
-    os.unlink(marker)
 
 
 # -- 3. fetch --------------------------------------------------------------------------
@@ -417,7 +316,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
     """One sync round (the caller holds the repository lock)."""
     w = where(repo, remote or cfg.sync_remote)
     if not dry_run:
-        clear_killed_commit(repo)
+        localedits.clear_killed_commit(repo)
         migrate.recover(repo)
     migrate.refuse_unless_settled(repo, "sync")
     if repo.head_quick() is None:
@@ -434,8 +333,8 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
     # remote-tracking refs and objects; the commit writes HEAD, the index and objects).
     started = run_in_background(_fetch_args(w), repo.root)
     try:
-        listed = _status(repo)
-        committed, left = commit_local(repo, cfg, dry_run, listed)
+        listed = localedits.status(repo)
+        committed, left = localedits.commit_local(repo, cfg, dry_run, listed)
         if not dry_run:
             access.flush(repo, (cfg.janitor_name, cfg.janitor_email))
     except BaseException:
@@ -449,7 +348,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
     for attempt in range(1, ATTEMPTS + 1):
         if attempt > 1:
             _note(progress, f"fetching from {w.remote} again (another machine pushed first)")
-            listed = _status(repo)
+            listed = localedits.status(repo)
         fetch(repo, w, started if attempt == 1 else None)
         refs = _refs(repo, [tracking, mine, mine_there])
         fetch_access_blobs(repo, w.remote, w.partial)
@@ -480,7 +379,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
             for ref, oid in ((tracking, head), (mine_there, refs.get(mine))):
                 if specs and oid:  # what the remote has now, as a fetch would record it
                     repo.git("update-ref", ref, oid)
-            pushed_to = push_mirrors(repo, w, branch)
+            pushed_to = mirror.push_mirrors(repo, w, branch)
             return Result(w.remote, archive.shown_url(w.url), branch, head, committed, left, integrated, incoming,
                           outgoing, [_decision(d) for d in decisions], bool(specs), rewound, attempt, pushed_to, False)
         before = theirs
@@ -496,28 +395,3 @@ def _refresh(repo: Repo, cfg: Config, moved: tuple[list[str], str] | None) -> No
     tree = repo.git("rev-parse", f"{moved[1]}^{{tree}}").decode().strip() if moved else None
     router.refresh(repo, cfg.max_memory_bytes, moved=(moved[0], tree) if moved else None)
     shadow.refresh(repo)
-
-
-def push_mirrors(repo: Repo, w: Where, branch: str) -> dict[str, str]:
-    """Push the branch and this machine's access ref to each mirror, a backup: a failure is
-    reported (and makes the command exit non-zero) but does not undo the sync."""
-    done = {}
-    for mirror in w.mirrors:
-        try:
-            url = where(repo, mirror).url
-        except NotFound as e:
-            done[mirror] = f"failed: {e.message}"
-            continue
-        if w.partial:
-            done[mirror] = ("skipped: this clone is partial (cloned by git strata clone, or pruned) and a mirror "
-                            "needs every object (git-remote-s3 uploads a whole bundle); mirror from a full clone")
-            continue
-        specs = [f"refs/heads/{branch}:refs/heads/{branch}"]
-        mine = access.REF_PREFIX + access.machine_id(repo)
-        if _rev(repo, mine):
-            specs.append(f"{mine}:{mine}")
-        proc = run(["push", "--porcelain", "--", mirror, *specs], repo.root, check=False)
-        said = proc.stderr if proc.stderr.strip() else proc.stdout
-        done[mirror] = "pushed" if proc.returncode == 0 else \
-            f"failed: {archive.git_error(said)} ({archive.shown_url(url)})"
-    return done

@@ -478,11 +478,7 @@ class Vault:
 
     def janitor(self, dry_run: bool = False, now: int | None = None) -> cycle.Result:
         """One janitor cycle (plan, and apply unless `dry_run`); refuses at once if another runs."""
-        from strata_git import cycle
-
-        from strata_git import router
-
-        from strata_git import archive, shadow
+        from strata_git import archive, cycle, router, shadow
         from strata_git.errors import StrataError
 
         self.recovered = ""
