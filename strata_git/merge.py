@@ -299,7 +299,8 @@ def place_copies(repo: Repo, merger: Merger, decisions: list[Decision], commits:
     for d in decisions:  # a file whose path another result needs as a folder goes beside
         if d.result is not None and d.beside is None and any(p.startswith(d.result.path + "/") for p in results):
             moved.append(d._replace(result=None, beside=d.result,
-                                    how=d.how + "; a folder of the same name came from the other side"))
+                                    how=d.how + "; a folder of the same name came from the other side: the file "
+                                    "kept beside"))
         else:
             moved.append(d)
     taken = {d.result.path for d in moved if d.result is not None}
@@ -316,7 +317,8 @@ def place_copies(repo: Repo, merger: Merger, decisions: list[Decision], commits:
             path = _copy_path(d.beside, d.beside.blob[:width] + (f"-{width - 40}" if width > 40 else ""))
             existing |= _in_trees(repo, commits, [path])
         taken.add(path)
-        final.append(d._replace(beside=Version(path, d.beside.mode, merger.copy_blob(d.beside, path))))
+        how = d.how if "beside" in d.how else f"{d.how}: this machine's version kept beside"
+        final.append(d._replace(beside=Version(path, d.beside.mode, merger.copy_blob(d.beside, path)), how=how))
     return final
 
 
