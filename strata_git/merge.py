@@ -270,10 +270,18 @@ class Merged(NamedTuple):
         return [d for d in self.decisions if d.beside is not None]
 
 
-def _copy_path(version: Version, tag: str) -> str:
+def _copy_path(version: Version, tag: str, like: str | None = None) -> str:
+    """Where `version` is kept beside; its folders spelled as in `like` (the version in place)
+    where they differ only by case, so the copy adds no second spelling of a folder."""
     name = memory_name(version.path)
     if name is not None:
-        return f"active/{name[: -len(names.SUFFIX)]}{CONFLICT_MARK}{tag}{names.SUFFIX}"
+        folder, _, leaf = name.rpartition("/")
+        other = (memory_name(like) or "") if like else ""
+        if folder and other.rpartition("/")[0] and \
+                names.collision_key(other.rpartition("/")[0]) == names.collision_key(folder):
+            folder = other.rpartition("/")[0]
+        stem = f"{folder}/{leaf}" if folder else leaf
+        return f"active/{stem[: -len(names.SUFFIX)]}{CONFLICT_MARK}{tag}{names.SUFFIX}"
     return f"{version.path}{CONFLICT_MARK}{tag}"
 
 
@@ -297,24 +305,27 @@ def place_copies(repo: Repo, merger: Merger, decisions: list[Decision], commits:
     results = {d.result.path for d in decisions if d.result is not None}
     moved = []
     for d in decisions:  # a file whose path another result needs as a folder goes beside
-        if d.result is not None and d.beside is None and any(p.startswith(d.result.path + "/") for p in results):
-            moved.append(d._replace(result=None, beside=d.result,
-                                    how=d.how + "; a folder of the same name came from the other side: the file "
-                                    "kept beside"))
+        if d.result is not None and any(p.startswith(d.result.path + "/") for p in results):
+            how = d.how + "; a folder of the same name came from the other side: the file kept beside"
+            if d.beside is not None:  # a conflict too: both of its versions go beside
+                moved.append(d._replace(result=None, how=how))
+            moved.append(d._replace(result=None, beside=d.result, how=how))
         else:
             moved.append(d)
     taken = {d.result.path for d in moved if d.result is not None}
-    existing = _in_trees(repo, commits, [_copy_path(d.beside, d.beside.blob[:8]) for d in moved if d.beside])
+    existing = _in_trees(repo, commits, [_copy_path(d.beside, d.beside.blob[:8], d.result.path if d.result else None)
+                                         for d in moved if d.beside])
     fetch(sorted({d.beside.blob for d in moved if d.beside and memory_name(d.beside.path)}))
     final = []
     for d in moved:
         if d.beside is None:
             final.append(d)
             continue
-        width, path = 8, _copy_path(d.beside, d.beside.blob[:8])
+        like = d.result.path if d.result is not None else None
+        width, path = 8, _copy_path(d.beside, d.beside.blob[:8], like)
         while path in taken or path in existing or any(f in taken for f in _folders(path)):
             width += 1  # 41 and on: the whole id, then -1, -2, ...
-            path = _copy_path(d.beside, d.beside.blob[:width] + (f"-{width - 40}" if width > 40 else ""))
+            path = _copy_path(d.beside, d.beside.blob[:width] + (f"-{width - 40}" if width > 40 else ""), like)
             existing |= _in_trees(repo, commits, [path])
         taken.add(path)
         how = d.how if "beside" in d.how else f"{d.how}: this machine's version kept beside"
@@ -345,17 +356,13 @@ def merge(repo: Repo, base: str | None, ours: str, theirs: str, provenance: dict
     merger = Merger(repo, provenance)
     decided = [(merger.decide(k, b, o, t), o, o != t and o != b and t != b) for k, b, o, t in work]
     placed = place_copies(repo, merger, [d for d, _, _ in decided], [ours, theirs], fetch)
-    edits: dict[str, Version | None] = {}  # path -> new version in ours' tree (None: remove)
-    decisions = []
-    for (_, o, both), decision in zip(decided, placed, strict=True):
-        if both or decision.beside is not None:  # both sides changed it: worth reporting
-            decisions.append(decision)
-        if o is not None:
-            edits.setdefault(o.path, None)
+    both = {d.key for d, _, changed_on_both in decided if changed_on_both}
+    edits: dict[str, Version | None] = {o.path: None for _, o, _ in decided if o is not None}  # None: remove
     for decision in placed:
         for v in (decision.result, decision.beside):
             if v is not None:
                 edits[v.path] = v
+    decisions = [d for d in placed if d.key in both or d.beside is not None]  # worth reporting
     return Merged(_write_tree(repo, ours, edits), decisions)
 
 
@@ -378,4 +385,13 @@ def _write_tree(repo: Repo, ours: str, edits: dict[str, Version | None]) -> str:
         lines.sort(key=lambda line: not line.startswith("0 "))
         repo.git("update-index", "-z", "--index-info", input="".join(lines).encode("utf-8", "surrogateescape"),
                  env=env)
+        # A safety net: git replaces a file by a folder of the same name (or the reverse) without a
+        # word; every version the merge meant to keep must be in the index it writes.
+        held = set(repo.git("ls-files", "-z", env=env).decode("utf-8", "surrogateescape").split("\0"))
+        lost = sorted(p for p, v in edits.items() if v is not None and p not in held)
+        if lost:
+            from strata_git.errors import Refused
+
+            raise Refused(f"the merge would drop {lost[0]} (a file and a folder of one name); nothing was changed",
+                          "rename one of them on either machine, then sync again")
         return repo.git("write-tree", "--missing-ok", env=env).decode().strip()

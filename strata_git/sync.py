@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -185,10 +184,7 @@ def _refs(repo: Repo, names: list[str]) -> dict[str, str]:
 # -- 4. integrate ----------------------------------------------------------------------
 
 def _provenance(repo: Repo, ours: str) -> dict[str, str]:
-    import socket
-
-    return {"from": f"{socket.gethostname()} ({access.machine_id(repo)})", "commit": ours,
-            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    return localedits.provenance(repo, ours)
 
 
 def _message(remote: str, branch: str, theirs: str, merged: merge.Merged) -> str:
@@ -228,6 +224,8 @@ def _refuse_dirty(repo: Repo, old: str, new: str, listed: list[tuple[str, str]],
                       f"{f'; it was left uncommitted: {why}' if why else ''}; nothing was changed",
                       "move it aside (or commit it), then run `git strata sync` again")
     reasons = {item["path"]: item for item in left}
+    bases = merge.changes(repo, old, new) if tracked & set(changed) else {}
+    localedits.remember_kept(repo, {p: (bases[p][0] or ("", ""))[1] for p in tracked & set(changed)})
     for path in sorted(tracked & set(changed)):
         item = reasons.get(path)
         note = "the remote changed it too: this version is kept, uncommitted (review it before committing)"

@@ -699,3 +699,72 @@ def test_a_new_machine_joins_sees_everything_downloads_no_archive_and_can_rehydr
     assert d.sync().pushed
     a.sync()
     assert files(a)["notes/heron.md"].startswith("# Heron")  # a brings it back too
+
+
+def test_a_kept_edit_fixed_later_is_committed_beside_never_over_the_remote_change(three):
+    a, b, _ = three
+    root = Path(a.repo.root)
+    (root / "active/projects/koda.md").write_text(KODA + "A work\naws_secret_access_key = "
+                                                  "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+    b.write("projects/koda", (KODA + "B's important edit\n").encode())
+    b.sync()
+    a.sync()  # a's edit is refused (the secret) and kept; HEAD moves to b's version
+    (root / "active/projects/koda.md").write_text(KODA + "A work\n")  # the agent removes the secret
+    result = a.sync()
+    [copy] = [p for p in result.committed if ".conflict-" in p]
+    converge(three)
+    found = files(b)
+    assert found["projects/koda.md"].endswith("B's important edit\n")  # the remote's change stands
+    assert "A work" in found[copy[len("active/"):]]
+    assert b.status().conflicts
+
+
+def test_a_conflict_whose_path_the_other_side_made_a_folder_keeps_both_versions(three):
+    a, b, _ = three
+    rb = Path(b.repo.root)
+    a.write("projects/koda", (KODA + "A's line\n").encode())
+    b.write("projects/koda", (KODA + "B's line\n").encode())
+    (rb / "cooled/projects").mkdir(parents=True, exist_ok=True)
+    git(rb, "mv", "active/projects/koda.md", "cooled/projects/koda.md")
+    (rb / "active/projects/koda.md").mkdir()
+    (rb / "active/projects/koda.md/inner.md").write_text("# Inner\n")
+    git(rb, "add", "-A")
+    git(rb, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "a folder where the memory was")
+    b.sync()
+    a.sync()
+    converge(three)
+    texts = "".join(files(a).values()) + "".join(files(a, "cooled").values())
+    assert "A's line" in texts and "B's line" in texts and "# Inner" in texts
+
+
+def test_names_and_paths_the_checks_refuse_are_never_committed_by_sync(three):
+    a, _, _ = three
+    root = Path(a.repo.root)
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    cases = {f"active/{token}.md": "# T\n\nfine\n",  # a secret in the path
+             "active/x and y.md": "# a\n", "active/X and Y.md": "# b\n",  # one name, two spellings
+             "active/Projects/p.md": "# p\n",  # a second spelling of projects/
+             "active/fine.md": "# Fine\n"}
+    for path, text in cases.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    (root / "active/projects/Koda.md").write_text("# another Koda\n")
+    git(root, "add", "active/projects/Koda.md")  # staged by hand, next to projects/koda.md
+    result = a.sync()
+    assert result.committed == ["active/fine.md"]
+    pushed = git(Path(a.repo.root), "ls-tree", "-r", "--name-only", "origin/main").stdout.decode()
+    assert token not in pushed and "Koda.md" not in pushed and "Projects" not in pushed and "x and y" not in pushed
+
+
+def test_a_copy_uses_the_folder_spelling_already_in_place(three):
+    a, b, _ = three
+    (Path(a.repo.root) / "active/Notes").mkdir()
+    (Path(a.repo.root) / "active/Notes/x.md").write_text("# x from a\n")
+    (Path(b.repo.root) / "active/notes").mkdir()
+    (Path(b.repo.root) / "active/notes/x.md").write_text("# x from b\n")
+    a.sync()
+    [conflict] = b.sync().conflicts
+    assert conflict["beside"].startswith("active/Notes/x.conflict-")
+    converge(three)
+    (Path(a.repo.root) / "active/Notes/y.md").write_text("# y\n")
+    assert a.sync().committed == ["active/Notes/y.md"]
