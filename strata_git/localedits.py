@@ -176,14 +176,11 @@ def _divert_stale(repo: Repo, good: list, blobs: dict[str, bytes | None], left: 
         return good
     from strata_git import safefs
 
-    stale = [c for c in good if c.path in kept]
-    head = {}
-    if stale:
-        out = repo.git("ls-tree", "-z", "HEAD", "--", *[c.path for c in stale]).decode("utf-8", "surrogateescape")
-        head = {item.split("\t", 1)[1]: item.split(" ")[2].split("\t")[0] for item in out.split("\0") if item}
+    stale = [c.path for c in good if c.path in kept]
+    head = migrate.tree_entries(repo, "HEAD", stale) if stale else {}  # {path: (mode, blob)}
     result = []
     for c in good:
-        if c.path not in kept or head.get(c.path, "") == kept[c.path]:
+        if c.path not in kept or head.get(c.path, ("", ""))[1] == kept[c.path]:
             result.append(c)
             continue
         if c.status == "D":  # deleted here, changed there: the change wins, the deletion waits

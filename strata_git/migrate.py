@@ -86,7 +86,7 @@ def _shadow_records(repo: Repo, moves: list[tuple[str, str]], entries: dict[str,
             for (src, dst), raw in zip(archived, blobs, strict=True)]
 
 
-def _entries(repo: Repo, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
+def tree_entries(repo: Repo, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
     """{path: (mode, blob id)} at `commit`. Many paths: list their top folders and filter here
     (git matches each literal pathspec against every entry: 600 of them cost 15x one folder)."""
     if len(paths) > 20:
@@ -130,7 +130,7 @@ def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dic
     _write_journal(repo, {"old": old, "moves": moves, "pid": os.getpid()})
     index_env = {"GIT_INDEX_FILE": _state_path(repo, INDEX)}
     repo.git("read-tree", old, env=index_env)
-    entries = _entries(repo, old, [src for src, _ in moves])
+    entries = tree_entries(repo, old, [src for src, _ in moves])
     lines = [f"0 {ZERO}\t{src}\0{entries[src][0]} {entries[src][1]}\t{dst}\0" for src, dst in moves]
     repo.git("update-index", "-z", "--index-info", input="".join(lines).encode("utf-8", "surrogateescape"),
              env=index_env)
@@ -206,8 +206,8 @@ def _align(repo: Repo, old: str, moves) -> None:
 
     srcs, dsts = [m[0] for m in moves], [m[1] for m in moves]
     repo.git("reset", "-q", "HEAD", "--", *srcs, *dsts)
-    present = set(_entries(repo, "HEAD", srcs + dsts))
-    committed = _entries(repo, old, srcs + dsts)
+    present = set(tree_entries(repo, "HEAD", srcs + dsts))
+    committed = tree_entries(repo, old, srcs + dsts)
     pruned = archive.is_pruned(repo)  # archive/ stays out of the working tree: no checkout there
     shown = sorted(p for p in present if not (pruned and p.startswith("archive/")))
     # A file whose bytes are neither the ones `old` committed nor a beginning of HEAD's version

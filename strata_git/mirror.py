@@ -14,23 +14,23 @@ from strata_git.git import Repo, run
 def push_mirrors(repo: Repo, w, branch: str) -> dict[str, str]:
     """Push the branch and this machine's access ref to each mirror, a backup: a failure is
     reported (and makes the command exit non-zero) but does not undo the sync."""
+    from strata_git.sync import where
+
+    if w.partial:
+        return dict.fromkeys(w.mirrors, "skipped: this clone is partial (cloned by git strata clone, or pruned) and "
+                             "a mirror needs every object (git-remote-s3 uploads a whole bundle); mirror from a "
+                             "full clone")
+    specs = [f"refs/heads/{branch}:refs/heads/{branch}"]
+    mine = access.REF_PREFIX + access.machine_id(repo)
+    if w.mirrors and repo.git("rev-parse", "-q", "--verify", mine, check=False).strip():
+        specs.append(f"{mine}:{mine}")
     done = {}
     for mirror in w.mirrors:
         try:
-            from strata_git.sync import where
-
             url = where(repo, mirror).url
         except NotFound as e:
             done[mirror] = f"failed: {e.message}"
             continue
-        if w.partial:
-            done[mirror] = ("skipped: this clone is partial (cloned by git strata clone, or pruned) and a mirror "
-                            "needs every object (git-remote-s3 uploads a whole bundle); mirror from a full clone")
-            continue
-        specs = [f"refs/heads/{branch}:refs/heads/{branch}"]
-        mine = access.REF_PREFIX + access.machine_id(repo)
-        if repo.git("rev-parse", "-q", "--verify", mine, check=False).strip():
-            specs.append(f"{mine}:{mine}")
         proc = run(["push", "--porcelain", "--", mirror, *specs], repo.root, check=False)
         said = proc.stderr if proc.stderr.strip() else proc.stdout
         done[mirror] = "pushed" if proc.returncode == 0 else \

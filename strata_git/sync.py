@@ -69,11 +69,6 @@ def _note(progress: Callable[[str], None] | None, text: str) -> None:
         progress(text)
 
 
-def _rev(repo: Repo, ref: str) -> str | None:
-    out = repo.git("rev-parse", "-q", "--verify", ref + "^{commit}", check=False).decode().strip()
-    return out or None
-
-
 def _branch(repo: Repo) -> str:
     """The checked-out branch (HEAD is a branch: refuse_unless_settled checked)."""
     try:
@@ -86,14 +81,8 @@ def _branch(repo: Repo) -> str:
     return repo.git("symbolic-ref", "-q", "--short", "HEAD").decode().strip()
 
 
-_ANCESTRY: dict[tuple[str, str, str], bool] = {}  # whether one commit is another's ancestor never changes
-
-
 def _is_ancestor(repo: Repo, a: str, b: str) -> bool:
-    key = (repo.git_dir, a, b)
-    if key not in _ANCESTRY:
-        _ANCESTRY[key] = a == b or repo.ok("merge-base", "--is-ancestor", a, b)
-    return _ANCESTRY[key]
+    return a == b or repo.ok("merge-base", "--is-ancestor", a, b)
 
 
 def _count(repo: Repo, spec: str) -> int:
@@ -137,10 +126,6 @@ def where(repo: Repo, remote: str) -> Where:
     return Where(remote, url[-1], partial, found.get("strata.mirror", []))
 
 
-def remote_url(repo: Repo, remote: str) -> str:
-    return where(repo, remote).url
-
-
 # -- 3. fetch --------------------------------------------------------------------------
 
 def _fetch_args(w: Where) -> list[str]:
@@ -177,15 +162,11 @@ def fetch_access_blobs(repo: Repo, remote: str, partial: bool = True) -> None:
 def _refs(repo: Repo, names: list[str]) -> dict[str, str]:
     """{ref: commit} of those of `names` that exist, in one git call."""
     out = repo.git("for-each-ref", "--format=%(refname) %(objectname)", *names).decode().split("\n")
-    found = dict(line.split(" ", 1)[::1] for line in out if line)
+    found = dict(line.split(" ", 1) for line in out if line)
     return {ref: oid for ref, oid in found.items() if ref in names}
 
 
 # -- 4. integrate ----------------------------------------------------------------------
-
-def _provenance(repo: Repo, ours: str) -> dict[str, str]:
-    return localedits.provenance(repo, ours)
-
 
 def _message(remote: str, branch: str, theirs: str, merged: merge.Merged) -> str:
     kept = len(merged.conflicts)
@@ -211,7 +192,8 @@ def _refuse_dirty(repo: Repo, old: str, new: str, listed: list[tuple[str, str]],
     one, and a file where it needs a folder or the other way round. A tracked file with changes
     of its own (one the checks refused to commit) is left as it is, never overwritten (see
     migrate._align), and reported in `left`."""
-    changed = list(merge.changes(repo, old, new))
+    diff = merge.changes(repo, old, new)
+    changed = list(diff)
     exact = {p for code, p in listed if code in ("??", "!!")}
     tracked = {p for code, p in listed if code not in ("??", "!!")}
     on_disk = [p.rstrip("/") for _, p in listed]
@@ -224,8 +206,7 @@ def _refuse_dirty(repo: Repo, old: str, new: str, listed: list[tuple[str, str]],
                       f"{f'; it was left uncommitted: {why}' if why else ''}; nothing was changed",
                       "move it aside (or commit it), then run `git strata sync` again")
     reasons = {item["path"]: item for item in left}
-    bases = merge.changes(repo, old, new) if tracked & set(changed) else {}
-    localedits.remember_kept(repo, {p: (bases[p][0] or ("", ""))[1] for p in tracked & set(changed)})
+    localedits.remember_kept(repo, {p: (diff[p][0] or ("", ""))[1] for p in tracked & set(changed)})
     for path in sorted(tracked & set(changed)):
         item = reasons.get(path)
         note = "the remote changed it too: this version is kept, uncommitted (review it before committing)"
@@ -249,7 +230,7 @@ def _fetch_needed(repo: Repo, w: Where, new: str, changed: list[str]) -> None:
         return
     sparse = archive.is_pruned(repo)
     wanted = [p for p in changed if not (sparse and p.startswith("archive/"))]
-    entries = migrate._entries(repo, new, wanted) if wanted else {}
+    entries = migrate.tree_entries(repo, new, wanted) if wanted else {}
     _fetch_absent(repo, w.remote, True, sorted({oid for _, oid in entries.values()}))
 
 
@@ -265,7 +246,7 @@ def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, 
         how, new, decisions = "fast-forward", theirs, []
     else:
         base = repo.git("merge-base", ours, theirs, check=False).decode().split()
-        merged = merge.merge(repo, base[0] if base else None, ours, theirs, _provenance(repo, ours),
+        merged = merge.merge(repo, base[0] if base else None, ours, theirs, localedits.provenance(repo, ours),
                              lambda blobs: _fetch_absent(repo, w.remote, w.partial, blobs))
         if dry_run:
             return "would merge", ours, merged.decisions, []

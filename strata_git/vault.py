@@ -367,7 +367,7 @@ class Vault:
                 moves.append((src, dst))
             self.repo.require_identity()
             old = self.repo.head() or ""
-            blobs = migrate._entries(self.repo, old, [src for src, _ in moves])
+            blobs = migrate.tree_entries(self.repo, old, [src for src, _ in moves])
             archive.fetch_blobs(self.repo, self.cfg, archive.absent(self.repo, sorted({b for _, b in blobs.values()})))
             shown = [names.display(n) for n in found]
             subject = f"strata: recall {shown[0]}" if len(shown) == 1 else f"strata: recall {len(shown)} memories"
