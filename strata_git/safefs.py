@@ -100,7 +100,8 @@ def write(root: str, relpath: str, data: bytes, durable: bool = True) -> None:
         existing = kind(root, relpath)
         if existing not in (None, "file"):
             raise _in_the_way(relpath, "link" if os.path.islink(os.path.join(root, relpath)) else "special")
-        tmp = f".{leaf}.strata-tmp-{os.urandom(6).hex()}"
+        _clear_dead_temps(dir_fd, leaf)
+        tmp = f".{leaf}.strata-tmp-{os.getpid()}-{os.urandom(6).hex()}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -115,6 +116,27 @@ def write(root: str, relpath: str, data: bytes, durable: bool = True) -> None:
             except FileNotFoundError:
                 pass
             raise
+
+
+def _clear_dead_temps(dir_fd: int, leaf: str) -> None:
+    """Delete temporary files of `leaf` that a writer killed mid-write left behind: their names
+    carry the writer's pid, and only a pid that no longer exists makes one stale."""
+    prefix = f".{leaf}.strata-tmp-"
+    for name in os.listdir(dir_fd):
+        pid = name[len(prefix):].split("-", 1)[0] if name.startswith(prefix) else ""
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or another user's process): not ours to touch
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            os.unlink(name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
 
 
 def make_parents(root: str, relpath: str) -> None:

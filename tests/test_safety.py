@@ -445,3 +445,18 @@ def test_machine_errors_are_json_with_json(mem: Path, vault):
     (mem / ".git/strata/access.log").mkdir()  # appending a record now fails with an OSError
     proc = strata(mem, "read", "projects/a", "--json")
     assert proc.returncode == 1 and json.loads(proc.stdout)["kind"] == "OSError"
+
+
+def test_a_temporary_file_a_killed_writer_left_is_cleared_by_the_next_write(tmp_path):
+    import subprocess
+
+    from strata_git import safefs
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f".index.md.strata-tmp-{dead.pid}-abcdef"
+    live = tmp_path / f".index.md.strata-tmp-{os.getpid()}-abcdef"
+    stale.write_bytes(b"half")
+    live.write_bytes(b"being written")
+    safefs.write(str(tmp_path), "index.md", b"new", durable=False)
+    assert not stale.exists() and live.exists() and (tmp_path / "index.md").read_bytes() == b"new"
