@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -93,27 +95,49 @@ def build(root: Path, active: int, archived: int, env: dict[str, str], rng: rand
     vault.index()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(doc: str, samples: int) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--active", type=int, default=5000)
     parser.add_argument("--archived", type=int, default=50000)
-    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--samples", type=int, default=samples)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def scaled(tmp_path: Path, args: argparse.Namespace, rng: random.Random, out: dict) -> tuple[Path, dict[str, str]]:
+    """The built repository under `tmp_path` (this process's environment made hermetic) and its env."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = hermetic_env(home)
+    os.environ.clear()
+    os.environ.update(env)
+    root = tmp_path / "mem"
+    started = time.perf_counter()
+    build(root, args.active, args.archived, env, rng)
+    out["build_s"] = round(time.perf_counter() - started, 1)
+    return root, env
+
+
+@contextmanager
+def workspace(prefix: str, keep: bool) -> Iterator[Path]:
+    """A temporary folder, removed afterwards unless `keep` (then its path is printed)."""
+    tmp_path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield tmp_path
+    finally:
+        if keep:
+            print(f"kept: {tmp_path}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def main() -> None:
+    args = arguments(__doc__, samples=200)
     rng = random.Random(5)
     out: dict = {"active": args.active, "archived": args.archived}
-    tmp_path = Path(tempfile.mkdtemp(prefix="strata-bench-"))
-    try:
-        home = tmp_path / "home"
-        home.mkdir()
-        env = hermetic_env(home)
-        os.environ.clear()
-        os.environ.update(env)
-        root = tmp_path / "mem"
-        started = time.perf_counter()
-        build(root, args.active, args.archived, env, rng)
-        out["build_s"] = round(time.perf_counter() - started, 1)
+    with workspace("strata-bench-", args.keep) as tmp_path:
+        root, env = scaled(tmp_path, args, rng, out)
         from strata_git import shadow
         from strata_git.vault import Vault
 
@@ -206,11 +230,6 @@ def main() -> None:
         finally:
             daemon.terminate()
             daemon.wait()
-    finally:
-        if args.keep:
-            print(f"kept: {tmp_path}", file=sys.stderr)
-        else:
-            shutil.rmtree(tmp_path, ignore_errors=True)
     if args.json:
         print(json.dumps(out, indent=2))
     else:

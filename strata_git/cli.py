@@ -40,6 +40,10 @@ COMMANDS: dict[str, str] = {
     "log": "list the janitor's migrations with their rules and evidence",
     "serve": "run the janitor on a schedule (first cycle dry unless --live); --stop stops it",
     "why": "say where a memory is, since when, by which rule, and when it moves next",
+    "reject": "record a rejection (\"we said no to X\") in one commit: never cooled, always in the boot context",
+    "context": "print the boot context an agent loads after a restart: rejections, decisions, recent memories",
+    "stats": "memories and bytes per tier, migrations per week, reads, index freshness, tokens and bytes saved",
+    "mcp": "run the MCP server on stdio (for agents: see the README for registering it)",
     "hook": "run a hook's work (called by the installed shims)",
 }
 
@@ -103,6 +107,10 @@ def cmd_write(args: argparse.Namespace) -> int:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
+    if args.summary:
+        tier, text = _vault().summary(args.name)
+        _emit(args, {"name": args.name, "tier": tier, "summary": text}, text.rstrip("\n"))
+        return 0
     result = _vault().read(args.name, via="cli")
     if args.json:
         _emit(args, result.as_dict(), "")
@@ -185,13 +193,46 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from strata_git.catalog import clean
+
     hits = _vault().search(args.query, tier=args.tier, type=args.type, limit=args.limit, rank=args.rank)
     lines = []
     for h in hits:
         where = f" · {h.commit[:12]} blob {h.blob[:12]}" if h.tier == "archive" and h.commit else ""
         lines += [f"{h.tier:7} {h.name} · {h.title} · {h.type} · score {h.score:.3g}{where}", f"        {h.snippet}"]
+        gist = next((t.strip() for t in h.summary.splitlines() if t.strip() and not t.startswith("#")), "")
+        lines += [f"        summary: {clean(gist)[:160]}"] if gist else []
     _emit(args, [h.as_dict() for h in hits], "\n".join(lines) or "no matches")
     return 0
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    change = _vault().reject(args.text, name=args.name, why=args.why, via="cli")
+    _emit(args, change.as_dict(), _change_text(change))
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    ctx = _vault().context(args.budget, type=args.type)
+    if not args.json and ctx.over_budget:
+        print(f"git-strata: warning: the active rejections alone need {ctx.tokens} tokens, over the budget of "
+              f"{ctx.budget}; they are all included", file=sys.stderr)
+    _emit(args, ctx.as_dict(), ctx.text.rstrip("\n"))
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from strata_git import stats
+
+    found = _vault().stats()
+    _emit(args, found, stats.render(found))
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from strata_git import mcpserver
+
+    return mcpserver.main(agent=args.agent)
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
@@ -441,11 +482,22 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--title", help="set 'title' in the frontmatter")
     p.add_argument("--tags", help="set 'tags' in the frontmatter (comma-separated)")
     p.add_argument("--type", help="set 'type' in the frontmatter (note, decision, rejection, ...)")
-    add("read", cmd_read).add_argument("name", help="memory name, e.g. projects/koda")
+    p = add("read", cmd_read)
+    p.add_argument("name", help="memory name, e.g. projects/koda")
+    p.add_argument("--summary", action="store_true", help="print the summary made when it cooled, not the memory")
     p = add("list", cmd_list)
     p.add_argument("--tier", choices=("active", "cooled", "archive"), help="only this tier")
     p.add_argument("--type", help="only memories of this type")
     add("status", cmd_status)
+    p = add("reject", cmd_reject)
+    p.add_argument("text", help='what was said no to, in one line: "use MongoDB for the event store"')
+    p.add_argument("--why", help="the reason, kept in the memory's body")
+    p.add_argument("--name", help="memory name (default: rejections/<words of the text>)")
+    p = add("context", cmd_context)
+    p.add_argument("--budget", type=int, default=None, help="token budget (default 1000; estimate: UTF-8 bytes / 3)")
+    p.add_argument("--type", help="only memories of this type beside the rejections and decisions")
+    add("stats", cmd_stats)
+    add("mcp", cmd_mcp).add_argument("--agent", help="the agent's name, recorded with every change it makes")
     p = add("edit", cmd_edit)
     p.add_argument("name", help="active memory to edit")
     p.add_argument("--recall", action="store_true", help="if it is cooled or archived, bring it back first")

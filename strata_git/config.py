@@ -19,6 +19,8 @@ class Config(NamedTuple):
     janitor_name: str = "git-strata janitor"
     janitor_email: str = "janitor@git-strata.invalid"
     never_cool_types: tuple[str, ...] = ("rejection",)
+    cool_summary: str = "none"  # none, extractive or command (see summary.py)
+    cool_summary_timeout: int = 60
     # (folder prefix under the tier, days or None for never); "default" applies to the rest.
     cool_after_days: tuple[tuple[str, int | None], ...] = DEFAULT_COOL_AFTER
     archive_idle_days: int = 90
@@ -45,7 +47,8 @@ class Config(NamedTuple):
     def as_dict(self) -> dict[str, Any]:
         return {
             "janitor": {"name": self.janitor_name, "email": self.janitor_email},
-            "cool": {"never_types": list(self.never_cool_types),
+            "cool": {"never_types": list(self.never_cool_types), "summary": self.cool_summary,
+                     "summary_timeout_seconds": self.cool_summary_timeout,
                      "after_days": {k: ("never" if v is None else v) for k, v in self.cool_after_days}},
             "archive": {"idle_days": self.archive_idle_days, "max_reads": self.archive_max_reads,
                         "remote": self.archive_remote, "prune": self.archive_prune},
@@ -81,6 +84,18 @@ def _words(v: Any) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _summary_mode(v: Any) -> str:
+    if v not in ("none", "extractive", "command"):
+        raise ValueError('must be "none", "extractive" or "command"')
+    return v
+
+
+def _seconds(v: Any) -> int:
+    if _count(v) < 1:
+        raise ValueError("must be a whole number of seconds, 1 or more")
+    return v
+
+
 def _days_or_never(v: Any) -> int | None:
     return None if v == "never" else _count(v)
 
@@ -88,7 +103,8 @@ def _days_or_never(v: Any) -> int | None:
 # section -> key -> (Config field, validator)
 _SCHEMA: dict[str, dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "janitor": {"name": ("janitor_name", _string), "email": ("janitor_email", _string)},
-    "cool": {"never_types": ("never_cool_types", _words)},
+    "cool": {"never_types": ("never_cool_types", _words), "summary": ("cool_summary", _summary_mode),
+             "summary_timeout_seconds": ("cool_summary_timeout", _seconds)},
     "archive": {"idle_days": ("archive_idle_days", _count), "max_reads": ("archive_max_reads", _count),
                 "remote": ("archive_remote", _string), "prune": ("archive_prune", _flag)},
     "promote": {"reads": ("promote_reads", _count), "window_days": ("promote_window_days", _count)},

@@ -12,7 +12,7 @@ import os
 import time
 from typing import NamedTuple
 
-from strata_git import access, history, janitor, memory, migrate, names
+from strata_git import access, history, janitor, memory, migrate, names, summary
 from strata_git.config import Config
 from strata_git.errors import Refused, StrataError
 from strata_git.git import Repo
@@ -24,11 +24,14 @@ class Result(NamedTuple):
     recovered: str
     flushed: int
     archive: dict | None = None  # what archive.prune did after the cycle, or its error
+    summaries: tuple = ()  # summary.Made for each memory cooled with summaries on
 
     def as_dict(self) -> dict:
         return {**self.plan.as_dict(), "commit": self.commit, "recovered": self.recovered,
                 "flushed_access_records": self.flushed, "applied": self.commit is not None,
-                "archive": self.archive}
+                "archive": self.archive,
+                "summaries": [{"name": m.name[:-3], "made": m.text is not None, "why": m.why}
+                              for m in self.summaries]}
 
 
 def _tree(repo: Repo, commit: str) -> list[tuple[str, str, str]]:
@@ -115,5 +118,16 @@ def run(repo: Repo, cfg: Config, *, dry_run: bool, now: int | None = None) -> Re
                                                 when, at.commit))
     if dry_run or not plan.moves:
         return Result(plan, None, recovered, flushed)
-    commit = migrate.apply(repo, plan, cfg, date=now)
-    return Result(plan, commit, recovered, flushed)
+    made = _summaries(repo, cfg, plan)
+    commit = migrate.apply(repo, plan, cfg, date=now, added={summary.path(m.name): m.text.encode("utf-8")
+                                                             for m in made if m.text is not None},
+                           notes=[m.trailer(cfg.cool_summary) for m in made])
+    return Result(plan, commit, recovered, flushed, summaries=tuple(made))
+
+
+def _summaries(repo: Repo, cfg: Config, plan: janitor.Plan) -> list[summary.Made]:
+    cooling = [m for m in plan.moves if m.action == "cool"]
+    if cfg.cool_summary == "none" or not cooling:
+        return []
+    contents = repo.objects([f"{plan.head}:{m.paths[0]}" for m in cooling])
+    return summary.make(repo, cfg, [(m.name, raw) for m, raw in zip(cooling, contents, strict=True)])

@@ -121,6 +121,10 @@ class Repo(NamedTuple):
                 pos = end + 1
         return found
 
+    def store(self, data: bytes) -> str:
+        """Write `data` as a blob in the object store; its id."""
+        return self.git("hash-object", "-w", "--stdin", input=data).decode().strip()
+
     def in_head(self, path: str) -> bool:
         return bool(self.git("ls-tree", "--name-only", "HEAD", "--", path, check=False).strip())
 

@@ -106,32 +106,40 @@ def _parse_ls_tree(out: bytes) -> dict[str, tuple[str, str]]:
     return found
 
 
-def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None) -> str:
-    """Make the plan's one commit and bring index and working tree to it; the new commit id."""
+def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None,
+          added: dict[str, bytes] | None = None, notes: list[str] = ()) -> str:
+    """Make the plan's one commit and bring index and working tree to it; the new commit id.
+    `added` are files the commit also writes (summaries), `notes` more trailer lines."""
     identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
                 "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
     if date is not None:
         identity |= {"GIT_AUTHOR_DATE": f"@{date} +0000", "GIT_COMMITTER_DATE": f"@{date} +0000"}
     moves = [tuple(m.paths) for m in plan.moves]
-    return move(repo, plan.head, moves, lambda entries: message(plan, _shadow_records(repo, moves, entries)),
-                identity, f"strata: {plan.summary()}")
+    return move(repo, plan.head, moves,
+                lambda entries: message(plan, [*notes, *_shadow_records(repo, moves, entries)]),
+                identity, f"strata: {plan.summary()}", added)
 
 
 def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dict], str],
-         identity: dict[str, str], reflog: str) -> str:
+         identity: dict[str, str], reflog: str, added: dict[str, bytes] | None = None) -> str:
     """Commit `moves` (renames by object id: no blob is read) on top of `old` and bring the index
     and working tree to it, by the journaled protocol above; the new commit id. `text` makes the
     message from {path: (mode, blob id)} of the sources. `identity` is GIT_AUTHOR_*/COMMITTER_*
-    (empty: git's configured user)."""
+    (empty: git's configured user). `added` {path: content} are files written in the same commit
+    (journaled as moves onto themselves, so recovery treats them like any moved path)."""
     if _index_locked(repo):
         raise Refused("another git process is using the index (.git/index.lock exists); nothing was changed",
                       "run the janitor again when it has finished")
     _drop(repo, INDEX, INDEX_LOCK)
+    added = added or {}
+    entries = tree_entries(repo, old, [src for src, _ in moves])
+    moves = [*moves, *((p, p) for p in sorted(added))]
     _write_journal(repo, {"old": old, "moves": moves, "pid": os.getpid()})
     index_env = {"GIT_INDEX_FILE": _state_path(repo, INDEX)}
     repo.git("read-tree", old, env=index_env)
-    entries = tree_entries(repo, old, [src for src, _ in moves])
-    lines = [f"0 {ZERO}\t{src}\0{entries[src][0]} {entries[src][1]}\t{dst}\0" for src, dst in moves]
+    lines = [f"0 {ZERO}\t{src}\0{entries[src][0]} {entries[src][1]}\t{dst}\0" for src, dst in moves
+             if src not in added]
+    lines += [f"100644 {repo.store(data)}\t{p}\0" for p, data in sorted(added.items())]
     repo.git("update-index", "-z", "--index-info", input="".join(lines).encode("utf-8", "surrogateescape"),
              env=index_env)
     # --missing-ok: in a pruned clone the archived blobs are promised by the remote, not held here

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-from strata_git.catalog import Entry, Scan
+from strata_git.catalog import Entry, Scan, clean
 from strata_git.git import Repo
 
 ROUTER = "index.md"
@@ -46,13 +46,30 @@ def _line(entry: Entry, day: str) -> str:
     return f"- `{shown}` · **{entry.title or shown}** · {entry.type}{tags} · {day}"
 
 
-def section(tier: str, folder: str, members: list[Entry], times: dict[str, int], days: _Days) -> str:
-    """An active folder's heading and one line per memory; a cooled or archive folder's summary line."""
+def section(tier: str, folder: str, members: list[Entry], times: dict[str, int], days: _Days,
+            root: str | None = None) -> str:
+    """An active folder's heading and one line per memory; a cooled or archive folder's summary line,
+    and under it one line per memory that has a summary (made when it cooled)."""
     if tier == "active":
         return "\n".join([f"### {_shown(folder)}", *(_line(e, days[times.get(e.name)]) for e in members)])
     stamps = [times[e.name] for e in members if e.name in times]
     latest = f", last changed {days[max(stamps)]}" if stamps else ""
-    return f"- {_shown(folder)}: {len(members)} memories, {sum(e.size for e in members)} bytes{latest}"
+    line = f"- {_shown(folder)}: {len(members)} memories, {sum(e.size for e in members)} bytes{latest}"
+    return "\n".join([line, *_summaries(root, members)])
+
+
+def _summaries(root: str | None, members: list[Entry]) -> list[str]:
+    from strata_git import summary
+
+    if root is None or not os.path.isdir(os.path.join(root, summary.FOLDER)):
+        return []
+    lines = []
+    for e in members:
+        text = summary.read(root, e.name)
+        gist = next((t.strip() for t in (text or "").splitlines() if t.strip() and not t.startswith("#")), "")
+        if gist:
+            lines.append(f"  - `{e.name[:-3]}`: {clean(gist)[:160]}")
+    return lines
 
 
 def assemble(sections: list[tuple[str, str, str]], counts: dict[str, int]) -> str:
@@ -72,12 +89,13 @@ def assemble(sections: list[tuple[str, str, str]], counts: dict[str, int]) -> st
     return "\n".join(out) + "\n"
 
 
-def _sections(entries: list[Entry], times: dict[str, int]) -> list[tuple[str, str, str]]:
+def _sections(entries: list[Entry], times: dict[str, int], root: str | None = None) -> list[tuple[str, str, str]]:
     groups: dict[tuple[str, str], list[Entry]] = defaultdict(list)
     for entry in entries:
         groups[(entry.tier, entry.folder)].append(entry)
     days = _Days()
-    return [(tier, folder, section(tier, folder, members, times, days)) for (tier, folder), members in groups.items()]
+    return [(tier, folder, section(tier, folder, members, times, days, root))
+            for (tier, folder), members in groups.items()]
 
 
 def _counts(entries: list[Entry]) -> dict[str, int]:
@@ -112,7 +130,7 @@ def _full(repo: Repo, db, times: dict[str, int], max_bytes: int) -> Scan:
         order = {"active": 0, "cooled": 1, "archive": 2}
         scan = scan._replace(entries=sorted([*scan.entries, *pruned], key=lambda e: (order[e.tier], e.name)))
     catalog.set_meta(db, "pruned_archive", str(len(pruned)))
-    sections = _sections(scan.entries, times)
+    sections = _sections(scan.entries, times, repo.root)
     db.execute("DELETE FROM sections")
     db.executemany("INSERT INTO sections VALUES (?,?,?)", sections)
     write(repo.root, assemble(sections, _counts(scan.entries)))
@@ -138,7 +156,7 @@ def _incremental(repo: Repo, db, times: dict[str, int], paths: list[str], max_by
         members = catalog.entries(db, tier, folder)
         if members:
             db.execute("INSERT OR REPLACE INTO sections VALUES (?,?,?)",
-                       (tier, folder, section(tier, folder, members, times, days)))
+                       (tier, folder, section(tier, folder, members, times, days, repo.root)))
         else:
             db.execute("DELETE FROM sections WHERE tier = ? AND folder = ?", (tier, folder))
     counts = dict(db.execute("SELECT tier, count(*) FROM memories GROUP BY tier").fetchall())

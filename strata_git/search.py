@@ -13,6 +13,8 @@ see README "Search".
 
 from __future__ import annotations
 
+import os
+
 import sqlite3
 from typing import NamedTuple
 
@@ -36,6 +38,7 @@ class Hit(NamedTuple):
     snippet: str
     commit: str = ""  # archive hits: the commit that archived it
     blob: str = ""  # archive hits: the blob holding it
+    summary: str = ""  # cooled and archive hits: the summary made when it cooled, if any
 
     @property
     def path(self) -> str:
@@ -46,6 +49,8 @@ class Hit(NamedTuple):
                "score": self.score, "snippet": self.snippet}
         if self.tier == "archive":
             out |= {"commit": self.commit or None, "blob": self.blob}
+        if self.summary:
+            out["summary"] = self.summary
         return out
 
 
@@ -168,4 +173,12 @@ def search(repo: Repo, query: str, *, tier: str | None = None, type: str | None 
         hits.sort(key=lambda h: (order[h.tier], -h.score, h.name))
     else:
         hits.sort(key=lambda h: (-h.score, order[h.tier], h.name))
-    return hits[:limit]
+    return [_with_summary(repo.root, h) for h in hits[:limit]]
+
+
+def _with_summary(root: str, hit: Hit) -> Hit:
+    from strata_git import summary
+
+    if hit.tier == "active" or not os.path.isdir(os.path.join(root, summary.FOLDER)):
+        return hit
+    return hit._replace(summary=summary.read(root, hit.name + names.SUFFIX) or "")

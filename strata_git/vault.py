@@ -107,6 +107,7 @@ class Vault:
         self.repo = repo
         self.cfg = cfg
         self.recovered = ""  # what taking the lock last recovered from a killed move, if anything
+        self.agent: str | None = None  # the agent's name, recorded in every commit's Strata-Agent trailer
 
     @classmethod
     def open(cls, path: str = ".") -> Vault:
@@ -156,6 +157,8 @@ class Vault:
         before = self.repo.head()
         saved = {p: safefs.read(self.repo.root, p, 1 << 62) if safefs.kind(self.repo.root, p) == "file" else None
                  for p in paths} if restore else {}
+        if self.agent:
+            trailers = {**trailers, "Strata-Agent": self.agent}
         try:
             stage()
             return self.repo.commit(paths, subject, trailers)
@@ -246,6 +249,12 @@ class Vault:
                               f"from the existing {folders[key]!r}", f"use the folder {folders[key]!r}")
         return None, norm
 
+    def find(self, name: str) -> tuple[str | None, str]:
+        """`locate`, with a fast path for what nearly every read is: the exact file exists."""
+        norm = names.normalize(name)
+        tier = next((t for t in names.TIERS if safefs.kind(self.repo.root, names.tier_path(t, norm)) == "file"), None)
+        return (tier, norm) if tier else self.locate(name)
+
     def _not_found(self, norm: str) -> NotFound:
         import difflib
 
@@ -258,11 +267,14 @@ class Vault:
     # -- operations ---------------------------------------------------------------
 
     def write(self, name: str, content: bytes, *, title: str | None = None, tags: list[str] | None = None,
-              type: str | None = None, via: str = "api") -> Change:
-        """Create or replace an active memory from `content` (bytes kept exactly unless metadata is given)."""
+              type: str | None = None, via: str = "api", create_only: bool = False) -> Change:
+        """Create or replace an active memory from `content` (bytes kept exactly unless metadata is given);
+        with `create_only`, refuse a name that exists."""
         with self.locked():
             tier, norm = self.locate(name)
             path = names.tier_path("active", norm)
+            if create_only and tier is not None:
+                raise Refused(f"{names.display(norm)} already exists (in {tier}/)", "choose another name")
             if tier not in (None, "active"):
                 raise Refused(f"{names.display(norm)} is in {tier}/, which is read-only",
                               f"bring it back with `git strata recall {names.display(norm)}`, then write it")
@@ -286,12 +298,64 @@ class Vault:
             self.refresh_router()
             return Change("write", norm, path, commit, "updated" if existed else "created")
 
+    def reject(self, text: str, *, name: str | None = None, why: str | None = None, via: str = "api") -> Change:
+        """Record "we said no to `text`" as an active memory of type rejection (never cooled, always
+        in the boot context), named rejections/<words of text> unless `name` is given."""
+        import datetime
+
+        if not isinstance(text, str) or not text.strip():
+            raise BadMemory("nothing to reject: the text is empty", 'say what was rejected: git strata reject "TEXT"')
+        title = " ".join(text.split())
+        if len(title) > 200:
+            raise BadMemory(f"the rejection is {len(title)} characters; keep it to 200",
+                            "say what was rejected in one line and put the reasons in --why")
+        if name is None:
+            slug = "-".join("".join(c if c.isalnum() else " " for c in title.lower()).split())[:60].strip("-")
+            base = f"rejections/{slug or 'rejection'}"
+            taken = self._known()[0]
+            name = next(n for n in (base, *(f"{base}-{i}" for i in range(2, 1000)))
+                        if names.collision_key(names.normalize(n)) not in taken)
+        created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+        meta = {"type": "rejection", "title": title, "created": created}
+        body = f"We said no to: {title}\n" + (f"\nWhy: {' '.join(why.split())}\n" if why and why.strip() else "")
+        return self.write(name, memory.compose(body, meta, "rejection"), via=via, create_only=True)
+
+    def context(self, budget: int | None = None, type: str | None = None):
+        """The boot context (see context.py): rejections, decisions, recent memories, the router."""
+        from strata_git import context, history
+
+        budget = context.check_budget(context.DEFAULT_BUDGET if budget is None else budget)
+        entries = self.refresh_router().entries
+        times = history.last_changed(self.repo, history.head(self.repo))
+
+        def read(entry: Entry) -> str:
+            return safefs.read(self.repo.root, entry.path, self.cfg.max_memory_bytes).decode("utf-8", "replace")
+
+        return context.build(entries, times, read, self.repo.head(), budget, type)
+
+    def summary(self, name: str) -> tuple[str, str]:
+        """(tier, text) of the summary made when the memory cooled."""
+        from strata_git import summary
+
+        tier, norm = self.locate(name)
+        if tier is None:
+            raise self._not_found(norm)
+        text = summary.read(self.repo.root, norm)
+        if text is None:
+            raise NotFound(f"{names.display(norm)} has no summary",
+                           "summaries are made when a memory cools with [cool] summary set in .strata/config.toml; "
+                           "read the memory itself with `git strata read`")
+        return tier, text
+
+    def stats(self) -> dict:
+        """Sizes, movements, reads, index freshness and what the boot context saves (see stats.py)."""
+        from strata_git import stats
+
+        return stats.gather(self)
+
     def read(self, name: str, via: str = "api") -> Read:
         """The memory from whichever tier holds it; records an access."""
-        norm = names.normalize(name)
-        # Fast path: the exact file exists (what nearly every read is); else look for near-collisions.
-        tier = next((t for t in names.TIERS if safefs.kind(self.repo.root, names.tier_path(t, norm)) == "file"),
-                    None) or self.locate(name)[0]
+        tier, norm = self.find(name)
         if tier is None:
             raise self._not_found(norm)
         if tier == "archive":  # reading an archived memory brings it back (fetching it if pruned)
@@ -373,7 +437,8 @@ class Vault:
             subject = f"strata: recall {shown[0]}" if len(shown) == 1 else f"strata: recall {len(shown)} memories"
             trailers = [f"Strata-Recall: {json.dumps({'name': names.display(n), 'from': t}, ensure_ascii=False)}"
                         for n, (t, _) in found.items()]
-            text = f"{subject}\n\nStrata-Action: recall\n" + "\n".join(trailers) + f"\nStrata-Via: {via}\n"
+            text = f"{subject}\n\nStrata-Action: recall\n" + "\n".join(trailers) + f"\nStrata-Via: {via}\n" \
+                + (f"Strata-Agent: {self.agent}\n" if self.agent else "")
             commit = migrate.move(self.repo, old, moves, lambda _: text, {}, subject)
             for norm in found:
                 access.record(self.repo, names.display(norm), "active", via)
