@@ -215,8 +215,8 @@ def cmd_reject(args: argparse.Namespace) -> int:
 def cmd_context(args: argparse.Namespace) -> int:
     ctx = _vault().context(args.budget, type=args.type)
     if not args.json and ctx.over_budget:
-        print(f"git-strata: warning: the active rejections alone need {ctx.tokens} tokens, over the budget of "
-              f"{ctx.budget}; they are all included", file=sys.stderr)
+        print(f"git-strata: warning: the header and the active rejections alone need {ctx.tokens} tokens, over "
+              f"the budget of {ctx.budget}; every rejection is included all the same", file=sys.stderr)
     _emit(args, ctx.as_dict(), ctx.text.rstrip("\n"))
     return 0
 

@@ -118,16 +118,21 @@ def run(repo: Repo, cfg: Config, *, dry_run: bool, now: int | None = None) -> Re
                                                 when, at.commit))
     if dry_run or not plan.moves:
         return Result(plan, None, recovered, flushed)
-    made = _summaries(repo, cfg, plan)
-    commit = migrate.apply(repo, plan, cfg, date=now, added={summary.path(m.name): m.text.encode("utf-8")
-                                                             for m in made if m.text is not None},
-                           notes=[m.trailer(cfg.cool_summary) for m in made])
+    made, added = _summaries(repo, cfg, plan)
+    commit = migrate.apply(repo, plan, cfg, date=now, added=added, notes=[m.trailer(cfg.cool_summary) for m in made])
     return Result(plan, commit, recovered, flushed, summaries=tuple(made))
 
 
-def _summaries(repo: Repo, cfg: Config, plan: janitor.Plan) -> list[summary.Made]:
+def _summaries(repo: Repo, cfg: Config, plan: janitor.Plan) -> tuple[list[summary.Made], dict[str, bytes | None]]:
+    """Summaries made for the memories cooling, and {summary path: content, or None to delete}: a
+    memory that cools without a new summary, or goes back to active, loses any older one (it
+    described text that may since have changed)."""
     cooling = [m for m in plan.moves if m.action == "cool"]
-    if cfg.cool_summary == "none" or not cooling:
-        return []
-    contents = repo.objects([f"{plan.head}:{m.paths[0]}" for m in cooling])
-    return summary.make(repo, cfg, [(m.name, raw) for m, raw in zip(cooling, contents, strict=True)])
+    made = []
+    if cfg.cool_summary != "none" and cooling:
+        contents = repo.objects([f"{plan.head}:{m.paths[0]}" for m in cooling])
+        made = summary.make(repo, cfg, [(m.name, raw) for m, raw in zip(cooling, contents, strict=True)])
+    added: dict[str, bytes | None] = {summary.path(m.name): m.text.encode("utf-8") for m in made if m.text is not None}
+    stale = [summary.path(m.name) for m in plan.moves if m.action in ("cool", "promote")]
+    held = migrate.tree_entries(repo, plan.head, [p for p in stale if p not in added]) if stale else {}
+    return made, {**dict.fromkeys(held), **added}

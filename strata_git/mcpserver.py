@@ -70,35 +70,62 @@ class Server:
         return self._vault
 
     def _served(self, items: list[tuple[dict[str, Any], str]], before: str = "") -> str:
-        """`before` (not memory text) and each (header, text) in its own marked block."""
+        """`before` (not memory text) and each (header, text) in its own marked block, flagged by what
+        its text and header values (titles are memory text too) hold."""
         token = hygiene.boundary([before, *(json.dumps(h, sort_keys=True, default=str) + t for h, t in items)])
-        blocks = [hygiene.wrap(token, {**h, "flags": hygiene.flags(t)}, t) for h, t in items]
+        blocks = [hygiene.wrap(token, {**h, "flags": hygiene.flags(" ".join([*map(str, h.values()), t]))}, t)
+                  for h, t in items]
         return "\n".join([hygiene.NOTICE, *([before] if before else []), *blocks]) + "\n"
 
     # -- tools ----------------------------------------------------------------------------------
 
     def read(self, name: Name, summary: bool = False) -> str:
+        from strata_git import access, safefs
+
         vault = self.vault()
         tier, norm = vault.find(name)
         if tier is None:
             raise vault._not_found(norm)
-        if tier == "archive":
-            raise StrataError(f"{names.display(norm)} is archived (stored away, maybe not on this machine)",
-                              f"call recall with name {names.display(norm)!r} to bring it back to active, then read it")
-        header = {"name": names.display(norm), "tier": tier, **hygiene.provenance(vault.repo, norm)}
-        if summary:
+        shown = names.display(norm)
+        if summary:  # a summary stays on disk when the archived text is pruned
             _, text = vault.summary(norm)
-            return self._served([({**header, "part": "summary"}, text)])
-        result = vault.read(norm, via="mcp")
-        return self._served([(header, result.raw.decode("utf-8", "replace"))])
+            return self._served([({"name": shown, "tier": tier, "part": "summary",
+                                   **hygiene.summary_provenance(vault.repo, norm)}, text)])
+        if tier == "archive":
+            raise StrataError(f"{shown} is archived (stored away, maybe not on this machine)",
+                              f"call recall with name {shown!r} to bring it back to active, then read it; "
+                              "or read its summary with summary=true")
+        header = {"name": shown, "tier": tier, **hygiene.provenance(vault.repo, norm)}
+        try:  # never through Vault.read, which recalls an archived memory: this tool only reads
+            raw = safefs.read(vault.repo.root, names.tier_path(tier, norm), vault.cfg.max_memory_bytes)
+        except FileNotFoundError:
+            raise StrataError(f"{shown} moved while it was being read", "read it again") from None
+        access.record(vault.repo, shown, tier, "mcp")
+        return self._served([(header, raw.decode("utf-8", "replace"))])
 
     def write(self, name: Name, content: Annotated[str, Field(max_length=MAX_CONTENT)],
               title: Annotated[str, Field(max_length=300)] | None = None,
               tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=50)] | None = None,
               type: TypeName | None = None) -> dict[str, Any]:
+        from strata_git import conflicts, memory, safefs
+
         vault = self.vault()
-        raw, removed = hygiene.drop_claims(content.encode("utf-8", "surrogatepass"), names.display(name))
-        change = vault.write(name, raw, title=title, tags=tags, type=type, via="mcp")
+        tier, norm = vault.find(name)
+        if conflicts.COPY.match(norm):
+            raise StrataError(f"{names.display(norm)} is a name sync gives to conflict copies",
+                              "choose another name")
+        if tier == "active":
+            current = safefs.read(vault.repo.root, names.tier_path(tier, norm), vault.cfg.max_memory_bytes)
+            try:
+                kind = memory.parse(current, norm).type
+            except StrataError:
+                kind = None  # an invalid memory: writing a valid one over it is fine
+            if kind == "rejection":
+                raise StrataError(f"{names.display(norm)} is a rejection; agents add rejections but do not "
+                                  "change them", "write a new memory (or call reject) instead; a person can edit "
+                                  f"it with `git strata edit {names.display(norm)}`")
+        raw, removed = hygiene.drop_claims(content.encode("utf-8", "surrogatepass"), names.display(norm))
+        change = vault.write(norm, raw, title=title, tags=tags, type=type, via="mcp")
         out = change.as_dict()
         if removed:
             out["removed_keys"] = removed
@@ -141,7 +168,7 @@ class Server:
                 type: TypeName | None = None) -> str:
         ctx = self.vault().context(budget, type=type)
         note = f"({ctx.tokens} tokens estimated of a {ctx.budget} budget)" + \
-            (" over budget: the rejections alone need more" if ctx.over_budget else "")
+            (" over budget: the header and the rejections alone need more" if ctx.over_budget else "")
         return f"{ctx.text}{note}\n"
 
     def status(self) -> dict[str, Any]:

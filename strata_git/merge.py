@@ -18,7 +18,9 @@ and each name is decided once from its base, ours and theirs versions (path, mod
 - created on both sides: one memory if the bytes agree, else both survive as above.
 
 Files that are not memories are merged by path the same way; `.gitignore` and
-`.gitattributes` by the union of both sides' lines, so they never conflict. After every
+`.gitattributes` by the union of both sides' lines, so they never conflict; two different
+summaries of one memory (`.strata/summaries/`, made by each machine's janitor) by keeping
+the one with the smaller blob id, which every machine picks alike. After every
 name is decided, a copy is placed where nothing else is (its hex grows until the path is
 free), and a file that the other side turned into a folder is kept beside the same way.
 The decisions depend only on the three versions, so every machine that merges the same
@@ -42,6 +44,7 @@ CONFLICT_KEY = "strata-conflict"
 CONFLICT_MARK = ".conflict-"
 UNION = (".gitignore", ".gitattributes")  # line lists: both sides' lines are kept
 CONFIG = ".strata/config.toml"
+DERIVED = ".strata/summaries/"
 
 
 class Version(NamedTuple):
@@ -128,6 +131,10 @@ class Merger:
             return Decision(key, t, None, "changed there")
         if t == b:
             return Decision(key, o, None, "changed here")
+        if not memory and o is not None and t is not None and o.path.startswith(DERIVED):
+            # Summaries are made again whenever a memory cools: two machines' different ones are not
+            # an edit to keep, so both pick the same one (the smaller blob id), and no copy is left.
+            return Decision(key, min(o, t, key=lambda v: v.blob), None, "summary made on both sides: one kept")
         if o is None or t is None:  # deleted on one side, changed on the other (b exists here)
             kept = o or t
             if kept.blob == b.blob:

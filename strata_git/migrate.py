@@ -89,6 +89,8 @@ def _shadow_records(repo: Repo, moves: list[tuple[str, str]], entries: dict[str,
 def tree_entries(repo: Repo, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
     """{path: (mode, blob id)} at `commit`. Many paths: list their top folders and filter here
     (git matches each literal pathspec against every entry: 600 of them cost 15x one folder)."""
+    if not paths:
+        return {}  # (ls-tree with no path lists the whole top level)
     if len(paths) > 20:
         wanted = set(paths)
         out = repo.git("ls-tree", "-r", "-z", commit, "--", *sorted({p.split("/")[0] for p in paths}))
@@ -107,9 +109,9 @@ def _parse_ls_tree(out: bytes) -> dict[str, tuple[str, str]]:
 
 
 def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None,
-          added: dict[str, bytes] | None = None, notes: list[str] = ()) -> str:
+          added: dict[str, bytes | None] | None = None, notes: list[str] = ()) -> str:
     """Make the plan's one commit and bring index and working tree to it; the new commit id.
-    `added` are files the commit also writes (summaries), `notes` more trailer lines."""
+    `added` are files the commit also writes or (None) deletes: summaries; `notes` more trailer lines."""
     identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
                 "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
     if date is not None:
@@ -121,12 +123,13 @@ def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None,
 
 
 def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dict], str],
-         identity: dict[str, str], reflog: str, added: dict[str, bytes] | None = None) -> str:
+         identity: dict[str, str], reflog: str, added: dict[str, bytes | None] | None = None) -> str:
     """Commit `moves` (renames by object id: no blob is read) on top of `old` and bring the index
     and working tree to it, by the journaled protocol above; the new commit id. `text` makes the
     message from {path: (mode, blob id)} of the sources. `identity` is GIT_AUTHOR_*/COMMITTER_*
-    (empty: git's configured user). `added` {path: content} are files written in the same commit
-    (journaled as moves onto themselves, so recovery treats them like any moved path)."""
+    (empty: git's configured user). `added` {path: content, or None to delete it} are files written
+    in the same commit (journaled as moves onto themselves, so recovery treats them like any moved
+    path)."""
     if _index_locked(repo):
         raise Refused("another git process is using the index (.git/index.lock exists); nothing was changed",
                       "run the janitor again when it has finished")
@@ -139,7 +142,8 @@ def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dic
     repo.git("read-tree", old, env=index_env)
     lines = [f"0 {ZERO}\t{src}\0{entries[src][0]} {entries[src][1]}\t{dst}\0" for src, dst in moves
              if src not in added]
-    lines += [f"100644 {repo.store(data)}\t{p}\0" for p, data in sorted(added.items())]
+    lines += [f"100644 {repo.store(data)}\t{p}\0" if data is not None else f"0 {ZERO}\t{p}\0"
+              for p, data in sorted(added.items())]
     repo.git("update-index", "-z", "--index-info", input="".join(lines).encode("utf-8", "surrogateescape"),
              env=index_env)
     # --missing-ok: in a pruned clone the archived blobs are promised by the remote, not held here

@@ -55,21 +55,28 @@ def section(tier: str, folder: str, members: list[Entry], times: dict[str, int],
     stamps = [times[e.name] for e in members if e.name in times]
     latest = f", last changed {days[max(stamps)]}" if stamps else ""
     line = f"- {_shown(folder)}: {len(members)} memories, {sum(e.size for e in members)} bytes{latest}"
-    return "\n".join([line, *_summaries(root, members)])
+    return "\n".join([line, *_summaries(root, members, times)])
 
 
-def _summaries(root: str | None, members: list[Entry]) -> list[str]:
+SUMMARY_LINES = 10  # per folder: the most recently changed memories that have a summary
+
+
+def _summaries(root: str | None, members: list[Entry], times: dict[str, int]) -> list[str]:
     from strata_git import summary
 
     if root is None or not os.path.isdir(os.path.join(root, summary.FOLDER)):
         return []
-    lines = []
-    for e in members:
+    lines, more = [], 0
+    for e in sorted(members, key=lambda e: (-times.get(e.name, 0), e.name)):
+        if not os.path.isfile(os.path.join(root, summary.path(e.name))):
+            continue
+        if len(lines) == SUMMARY_LINES:
+            more += 1
+            continue
         text = summary.read(root, e.name)
         gist = next((t.strip() for t in (text or "").splitlines() if t.strip() and not t.startswith("#")), "")
-        if gist:
-            lines.append(f"  - `{e.name[:-3]}`: {clean(gist)[:160]}")
-    return lines
+        lines.append(f"  - `{e.name[:-3]}`: {clean(gist)[:160]}")
+    return lines + ([f"  - and {more} more summaries: `git strata read NAME --summary`"] if more else [])
 
 
 def assemble(sections: list[tuple[str, str, str]], counts: dict[str, int]) -> str:

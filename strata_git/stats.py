@@ -3,8 +3,8 @@
 - memories and bytes per tier (as on disk, archive/ from the shadow index when pruned);
 - migrations per ISO week (the janitor's commits, last 12 weeks with any) and recalls;
 - reads per tier and per interface (the access records, all machines' that this clone knows);
-- index freshness: the commit the search catalog, the shadow index and index.md reflect,
-  against HEAD;
+- index freshness: whether the search catalog (behind index.md and search) and the shadow
+  index reflected HEAD when the command started (it then brings them up to date);
 - the boot context's size at the default budget against all active memory (tokens saved);
 - archive prune savings: archived blobs not held here and their bytes.
 """
@@ -32,10 +32,14 @@ def _week(stamp: int) -> str:
 def gather(vault: Vault, now: int | None = None) -> dict:
     repo = vault.repo
     now = int(time.time()) if now is None else now
+    head = repo.head()
+    tree = repo.git("rev-parse", "HEAD^{tree}").decode().strip() if head else ""
+    with catalog.connect(repo) as db:  # how fresh the indexes were before this command refreshes them
+        catalog_fresh = bool(tree) and catalog.get_meta(db, "tree") == tree
+    shadow_at = shadow.reflects(repo)
     ctx = vault.context()  # refreshes index.md and the catalog first
     with catalog.connect(repo) as db:
         entries = catalog.entries(db)
-        catalog_tree = catalog.get_meta(db, "tree")
     shadow.refresh(repo)
     rows = shadow.all_rows(repo)
     tiers = {t: {"memories": 0, "bytes": 0} for t in names.TIERS}
@@ -61,9 +65,6 @@ def gather(vault: Vault, now: int | None = None) -> dict:
             reads[tier]["last_30_days"] += 1
         by_via[str(item.get("via", "?"))] += 1
 
-    head = repo.head()
-    tree = repo.git("rev-parse", "HEAD^{tree}").decode().strip() if head else ""
-    shadow_at = shadow.reflects(repo)
     blobs = sorted({row.blob for row in rows})
     sizes = {row.blob: row.size for row in rows}
     missing = archive.absent(repo, blobs)
@@ -72,8 +73,8 @@ def gather(vault: Vault, now: int | None = None) -> dict:
         "migrations_per_week": migrations,
         "reads": {"per_tier": {t: {"total": c["total"], "last_30_days": c["last_30_days"]} for t, c in reads.items()},
                   "per_interface": dict(sorted(by_via.items()))},
-        "index": {"head": head, "catalog_fresh": bool(tree) and catalog_tree == tree,
-                  "shadow_commit": shadow_at or None, "shadow_fresh": bool(head) and shadow_at == head},
+        "index": {"head": head, "catalog_fresh": catalog_fresh, "shadow_commit": shadow_at or None,
+                  "shadow_fresh": bool(head) and shadow_at == head},
         "context": {"budget": ctx.budget, "tokens": ctx.tokens, "active_memories": ctx.active_memories,
                     "active_tokens": ctx.active_tokens, "tokens_saved": max(0, ctx.active_tokens - ctx.tokens),
                     "ratio": round(ctx.active_tokens / ctx.tokens, 1) if ctx.tokens else None},
@@ -92,8 +93,9 @@ def render(s: dict) -> str:
                  + (" · by " + ", ".join(f"{k} {v}" for k, v in s["reads"]["per_interface"].items())
                     if s["reads"]["per_interface"] else ""))
     ix = s["index"]
-    lines.append(f"index: search catalog {'fresh' if ix['catalog_fresh'] else 'stale (next command refreshes)'}, "
-                 f"shadow index {'fresh' if ix['shadow_fresh'] else 'at ' + (ix['shadow_commit'] or 'nothing')[:12]}"
+    lines.append(f"index (before this command refreshed it): search catalog "
+                 f"{'fresh' if ix['catalog_fresh'] else 'behind HEAD'}, shadow index "
+                 f"{'fresh' if ix['shadow_fresh'] else 'at ' + (ix['shadow_commit'] or 'nothing')[:12]}"
                  f" (HEAD {(ix['head'] or 'none')[:12]})")
     c = s["context"]
     lines.append(f"boot context: {c['tokens']:,} tokens (budget {c['budget']:,}) for {c['active_memories']} active "

@@ -13,15 +13,20 @@ retrievable byte for byte. It stays beside the memory as it moves on to archive/
 the full text may be pruned from this clone while the summary remains. A summary that
 cannot be made (the command fails, times out, prints nothing, or prints a secret) never
 stops the cycle: the memory cools without one and the commit's `Strata-Summary` trailer
-says why.
+says why. The cycle holds the repository lock, so all of a cycle's commands together get
+three timeouts; after a timeout, or once that is spent, the rest cool without summaries.
+A memory that cools without a new summary, or goes back to active, loses its old one.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import shutil
 import subprocess
+import time
 from typing import NamedTuple
 
 from strata_git import memory
@@ -103,20 +108,32 @@ def _cap(text: str) -> str:
     return data[:MAX_BYTES].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n…\n"
 
 
-def command(repo: Repo) -> list[str]:
-    """This clone's summary command as an argument list (empty when none is set)."""
+def command(repo: Repo) -> tuple[list[str], str]:
+    """This clone's summary command as an argument list, or ([], why there is none). The program
+    is looked up on PATH or given as an absolute path: a relative one would run a file from the
+    working tree, which a sync can change."""
     value = repo.git("config", "--get", "strata.summaryCommand", check=False).decode("utf-8", "replace").strip()
+    if not value:
+        return [], 'no summary command is set (git config strata.summaryCommand "...")'
     try:
-        return shlex.split(value)
-    except ValueError:
-        return []
+        argv = shlex.split(value)
+    except ValueError as e:
+        return [], f"strata.summaryCommand cannot be split into words: {e}"
+    if not argv:
+        return [], 'no summary command is set (git config strata.summaryCommand "...")'
+    if "/" in argv[0] and not os.path.isabs(argv[0]):
+        return [], "strata.summaryCommand must name a program on PATH or by its absolute path"
+    found = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
+    if not found:
+        return [], f"the summary command {argv[0]!r} is not on PATH"
+    return [found, *argv[1:]], ""
 
 
 def _run(argv: list[str], raw: bytes, timeout: float, cwd: str) -> tuple[str | None, str]:
     try:
         proc = subprocess.run(argv, input=raw, capture_output=True, timeout=timeout, cwd=cwd, check=False)
     except subprocess.TimeoutExpired:
-        return None, f"the summary command timed out after {timeout:g} s"
+        return None, f"the summary command timed out after {timeout:.3g} s"
     except OSError as e:
         return None, f"the summary command could not start: {e.strerror}"
     if proc.returncode != 0:
@@ -135,8 +152,10 @@ def make(repo: Repo, cfg: Config, items: list[tuple[str, bytes | None]]) -> list
     """A summary (or the reason there is none) for each (name, content) about to cool."""
     if cfg.cool_summary == "none":
         return []
-    argv = command(repo) if cfg.cool_summary == "command" else []
+    argv, missing = command(repo) if cfg.cool_summary == "command" else ([], "")
     made, gave_up = [], ""
+    # The cycle holds the repository lock: all commands together get three timeouts' worth of time.
+    deadline = time.monotonic() + 3 * cfg.cool_summary_timeout
     for name, raw in items:
         if raw is None:
             made.append(Made(name, None, "its content is not in this clone"))
@@ -148,12 +167,15 @@ def make(repo: Repo, cfg: Config, items: list[tuple[str, bytes | None]]) -> list
                 made.append(Made(name, None, f"could not be read: {e}"))
             continue
         if not argv:
-            made.append(Made(name, None, "no summary command is set (git config strata.summaryCommand \"...\")"))
+            made.append(Made(name, None, missing))
             continue
+        left = deadline - time.monotonic()
+        if left <= 0 and not gave_up:
+            gave_up = f"this cycle's time for summaries ({3 * cfg.cool_summary_timeout} s) ran out"
         if gave_up:
             made.append(Made(name, None, gave_up))
             continue
-        text, why = _run(argv, raw, cfg.cool_summary_timeout, repo.root)
+        text, why = _run(argv, raw, min(cfg.cool_summary_timeout, left), repo.root)
         if "timed out" in why:
             gave_up = "an earlier summary command timed out in this cycle"
         if text is not None and cfg.check_secrets:

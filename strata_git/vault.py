@@ -295,8 +295,12 @@ class Vault:
 
             commit = self._commit([path], stage, f"strata: {verb} {names.display(norm)}",
                                   {"Strata-Action": verb, "Strata-Name": names.display(norm), "Strata-Via": via})
-            self.refresh_router()
-            return Change("write", norm, path, commit, "updated" if existed else "created")
+            detail = "updated" if existed else "created"
+            try:
+                self.refresh_router()
+            except Exception as e:  # noqa: BLE001 - committed is done: index.md catches up on the next command
+                detail += f" (index.md not refreshed: {e})"
+            return Change("write", norm, path, commit, detail)
 
     def reject(self, text: str, *, name: str | None = None, why: str | None = None, via: str = "api") -> Change:
         """Record "we said no to `text`" as an active memory of type rejection (never cooled, always
@@ -309,16 +313,24 @@ class Vault:
         if len(title) > 200:
             raise BadMemory(f"the rejection is {len(title)} characters; keep it to 200",
                             "say what was rejected in one line and put the reasons in --why")
-        if name is None:
-            slug = "-".join("".join(c if c.isalnum() else " " for c in title.lower()).split())[:60].strip("-")
-            base = f"rejections/{slug or 'rejection'}"
-            taken = self._known()[0]
-            name = next(n for n in (base, *(f"{base}-{i}" for i in range(2, 1000)))
-                        if names.collision_key(names.normalize(n)) not in taken)
         created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
         meta = {"type": "rejection", "title": title, "created": created}
         body = f"We said no to: {title}\n" + (f"\nWhy: {' '.join(why.split())}\n" if why and why.strip() else "")
-        return self.write(name, memory.compose(body, meta, "rejection"), via=via, create_only=True)
+        content = memory.compose(body, meta, "rejection")
+        if name is not None:
+            return self.write(name, content, via=via, create_only=True)
+        slug = "-".join("".join(c if c.isalnum() else " " for c in title.lower()).split())[:60].strip("-")
+        base = f"rejections/{slug or 'rejection'}"
+        taken = self._known()[0]
+        for candidate in (base, *(f"{base}-{i}" for i in range(2, 1000))):
+            if names.collision_key(names.normalize(candidate)) in taken:
+                continue
+            try:
+                return self.write(candidate, content, via=via, create_only=True)
+            except Refused as e:
+                if "already exists" not in e.message:  # another writer took this name meanwhile: next one
+                    raise
+        raise Refused(f"there are 999 rejections named {base}", "pass --name to choose a name")
 
     def context(self, budget: int | None = None, type: str | None = None):
         """The boot context (see context.py): rejections, decisions, recent memories, the router."""
@@ -384,7 +396,11 @@ class Vault:
                               f"run `git strata recall {names.display(norm)}` first")
             self._require_clean(path, "forget")  # history must hold exactly what is removed
             self.repo.require_identity()
-            commit = self._commit([path], lambda: self.repo.git("rm", "-q", "--", path),
+            from strata_git import summary
+
+            held = summary.path(norm)  # a summary of an earlier cooling goes with it, if nobody changed it
+            paths = [path, held] if self.repo.in_head(held) and not self._dirty(held) else [path]
+            commit = self._commit(paths, lambda: self.repo.git("rm", "-q", "--", *paths),
                                   f"strata: forget {names.display(norm)}",
                                   {"Strata-Action": "forget", "Strata-Name": names.display(norm), "Strata-Via": via})
             self.refresh_router()
@@ -439,7 +455,10 @@ class Vault:
                         for n, (t, _) in found.items()]
             text = f"{subject}\n\nStrata-Action: recall\n" + "\n".join(trailers) + f"\nStrata-Via: {via}\n" \
                 + (f"Strata-Agent: {self.agent}\n" if self.agent else "")
-            commit = migrate.move(self.repo, old, moves, lambda _: text, {}, subject)
+            from strata_git import summary
+
+            stale = dict.fromkeys(migrate.tree_entries(self.repo, old, [summary.path(n) for n in found]))
+            commit = migrate.move(self.repo, old, moves, lambda _: text, {}, subject, added=stale)
             for norm in found:
                 access.record(self.repo, names.display(norm), "active", via)
             router.refresh(self.repo, self.cfg.max_memory_bytes,
