@@ -33,6 +33,27 @@ def run(*args: str, cwd: str, input: str | None = None, expect_fail: bool = Fals
     return proc.stdout
 
 
+def mcp_session(mem: str) -> None:
+    """List the tools, write a memory and read it back, as an agent would."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def session() -> None:
+        params = StdioServerParameters(command="git", args=["strata", "mcp", "--agent", "demo-agent"], cwd=mem,
+                                       env=dict(os.environ))
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            tools = (await s.list_tools()).tools
+            print("tools:", ", ".join(t.name for t in tools))
+            wrote = await s.call_tool("write", {"name": "projects/site", "content": "# Site\nLaunch page copy is final.\n"})
+            print("write:", wrote.content[0].text.replace("\n", " ")[:160])
+            read = await s.call_tool("read", {"name": "projects/site"})
+            print(read.content[0].text.rstrip())
+
+    anyio.run(session)
+
+
 def main() -> int:
     keep = "--keep" in sys.argv
     base = tempfile.mkdtemp(prefix="git-strata-demo-")
@@ -117,8 +138,16 @@ def main() -> int:
         run("git", "strata", "sync", cwd=laptop)
         run("git", "strata", "sync", cwd=mem)  # the resolution reaches the first machine too
 
-        show("status")
+        show("agents: a rejection, then the boot context an agent loads after a restart")
+        run("git", "strata", "reject", "rewrite the launch site in a new framework", "--why", "no time before beta",
+            cwd=mem)
+        run("git", "strata", "context", "--budget", "300", cwd=mem)
+        show("agents over MCP: the SDK's own client talks to `git strata mcp`")
+        mcp_session(mem)
+
+        show("status and stats")
         run("git", "strata", "status", cwd=mem)
+        run("git", "strata", "stats", cwd=mem)
     finally:
         if keep:
             print(f"\nkept: {base}")

@@ -100,7 +100,8 @@ def render(s: dict) -> str:
     c = s["context"]
     lines.append(f"boot context: {c['tokens']:,} tokens (budget {c['budget']:,}) for {c['active_memories']} active "
                  f"memories of about {c['active_tokens']:,} tokens: {c['tokens_saved']:,} tokens saved"
-                 + (f" ({c['ratio']}x smaller)" if c["ratio"] else ""))
+                 + (f" ({c['ratio']}x smaller)" if c["ratio"] and c["ratio"] > 1 else
+                    " (all of it is smaller than the context's frame)" if c["ratio"] else ""))
     a = s["archive"]
     lines.append(f"archive: {a['archived_memories']} archived; {a['blobs_not_held_here']} pruned from this clone, "
                  f"{a['bytes_not_held_here']:,} bytes saved here" + ("" if a["pruned"] else " (not pruned)"))
