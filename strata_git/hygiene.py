@@ -27,19 +27,20 @@ TOKEN_LENGTH = 10  # hex digits of the marker token (40 bits of a hash)
 # Frontmatter keys only git-strata may speak to: an agent's write cannot set them (any key
 # starting strata- or strata_ is git-strata's, sync's conflict record among them).
 CLAIMS = ("provenance", "trust", "verified")
-_INVISIBLE = re.compile(
-    "[\U000e0000-\U000e007f\u200b\u2060-\u2064\ufeff\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e"
-    "\u3164\uffa0\ufff9-\ufffb\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]"
-    # variation selectors in runs (one after an emoji or a CJK character is ordinary; runs carry data)
-    "|[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}"
-    # joiners between ASCII letters (in Persian, Indic scripts and emoji they are ordinary), or in runs
-    "|(?<=[A-Za-z0-9])[\u200c\u200d]+(?=[A-Za-z0-9])|[\u200c\u200d]{2,}")
+_INVISIBLE = re.compile("[\U000e0000-\U000e007f\u200b\u2060-\u2064\ufeff\u00ad\u034f\u115f\u1160\u17b4\u17b5"
+                        "\u180e\u3164\uffa0\ufff9-\ufffb\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
+# Joiners and variation selectors are ordinary in Persian, Indic scripts, CJK and emoji: flagged only
+# between ASCII letters or in runs (runs of variation selectors can carry hidden bytes).
+_MAYBE = re.compile("[\u200c\u200d\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+_HIDING = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}|(?<=[A-Za-z0-9])[\u200c\u200d]+(?=[A-Za-z0-9])"
+                     "|[\u200c\u200d]{2,}")
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 _PHRASES = re.compile(
     r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|"
     r"preceding|system)\s+(?:instructions|prompts?|rules|messages)"
     r"|\byou\s+are\s+now\b|\bnew\s+instructions\s*:|\bsystem\s+prompt\s*:|<\s*/?\s*(?:system|assistant)\s*>",
     re.IGNORECASE)
+_PHRASE_WORDS = ("instruction", "prompt", "rules", "messages", "you are now", "system", "assistant")
 _DATA_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?https?://[^)\s]*[?#][^)\s]*\)", re.IGNORECASE)
 _COMMENT = re.compile(r"<!--")
 
@@ -55,11 +56,13 @@ def agent_name(value: object) -> str | None:
 def flags(text: str) -> list[str]:
     """Reasons to read `text` with suspicion (empty when there are none)."""
     found = []
-    if _INVISIBLE.search(text[1:] if text.startswith("\ufeff") else text):  # a leading BOM is ordinary
+    body = text[1:] if text.startswith("\ufeff") else text  # a leading BOM is ordinary
+    if _INVISIBLE.search(body) or (_MAYBE.search(body) and _HIDING.search(body)):
         found.append("invisible-unicode")
     if _BIDI.search(text):
         found.append("bidi-control")
-    if _PHRASES.search(text):
+    lower = text.lower()  # the phrase pattern is slow on long text: look for its words first
+    if any(w in lower for w in _PHRASE_WORDS) and _PHRASES.search(text):
         found.append("instruction-like-text")
     if _DATA_IMAGE.search(text):
         found.append("image-url-with-data")
@@ -129,30 +132,50 @@ _LOG_FORMAT = ("--format=%H%x00%cI%x00%an%x00%(trailers:key=Strata-Via,valueonly
 _MOVES = ("--grep=^Strata-Move: ", "--grep=^Strata-Action: recall$")
 
 
-def _last_change(repo, paths: list[str], moves_too: bool = False) -> list[str]:
+def _last_change(repo, paths: list[str], moves_too: bool = False) -> tuple[list[str], set[str]]:
+    """The fields of the last commit that changed `paths` (moves and recalls skipped unless
+    `moves_too`), and the blob ids it left at those paths."""
     skip = [] if moves_too else ["--invert-grep", *_MOVES]
-    out = repo.git("log", "-1", "--no-merges", *skip, _LOG_FORMAT, "HEAD", "--", *paths,
-                   check=False)  # no commits yet: git fails, nothing printed
-    return out.decode("utf-8", "replace").rstrip("\n").split("\0")
+    out = repo.git("log", "-1", "--no-merges", "--raw", "--no-abbrev", "--no-renames", *skip, _LOG_FORMAT, "HEAD",
+                   "--", *paths, check=False)  # no commits yet: git fails, nothing printed
+    header, _, raw = out.decode("utf-8", "replace").partition("\n\n:")
+    blobs = {line.split("\t", 1)[0].split(" ")[3] for line in (":" + raw).splitlines() if line.startswith(":")}
+    return header.rstrip("\n").split("\0"), blobs
 
 
-def provenance(repo, name: str) -> dict[str, Any]:
+def _blob_id(data: bytes, like: str) -> str:
+    digest = hashlib.sha256() if len(like) == 64 else hashlib.sha1()  # noqa: S324 - git's object id
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def _changed_since(repo, paths: list[str], data: bytes | None, blobs: set[str]) -> bool:
+    """Whether the file differs from what history has: by hashing `data` (one process fewer) when a
+    commit left exactly that blob, else by asking git."""
+    if data is not None and blobs and _blob_id(data, next(iter(blobs))) in blobs:
+        return False
+    return bool(repo.git("status", "--porcelain", "--untracked-files=all", "--", *paths, check=False).strip())
+
+
+def provenance(repo, name: str, data: bytes | None = None) -> dict[str, Any]:
     """Where the memory `name` (with .md) came from, as history records it: the last commit that
     changed its content (migrations, recalls and merges skipped). `via` is git-strata's interface
     (cli, mcp, api) from the commit's trailer, or "git" for a commit made without git-strata
     (history is as trustworthy as whoever can commit and push to it); "uncommitted" when the
-    file differs from what was committed."""
+    file differs from what was committed. `data`, the file's bytes, saves asking git that."""
     from strata_git import names
 
     paths = [names.tier_path(t, name) for t in names.TIERS]
-    if repo.git("status", "--porcelain", "--untracked-files=all", "--", *paths, check=False).strip():
-        return {"via": "uncommitted"}
-    fields = _last_change(repo, paths)
-    if len(fields) < 5:
+    fields, blobs = _last_change(repo, paths)
+    if len(fields) < 5 or _changed_since(repo, paths, data, blobs):
         return {"via": "uncommitted"}
     commit, when, author, via, agent = fields[:5]
-    return {"via": via.strip() or "git", "agent": agent.strip() or None, "author": author, "at": when,
-            "commit": commit[:12]}
+    out = {"via": via.strip() or "git", "agent": agent.strip() or None, "author": author, "at": when,
+           "commit": commit[:12]}
+    if data is not None and _blob_id(data, commit) not in blobs:
+        out["merged"] = True  # a sync's merge combined this commit's text with another machine's
+    return out
 
 
 def summary_provenance(repo, name: str) -> dict[str, Any]:
@@ -161,10 +184,8 @@ def summary_provenance(repo, name: str) -> dict[str, Any]:
     from strata_git import summary
 
     path = summary.path(name)
-    if repo.git("status", "--porcelain", "--", path, check=False).strip():
-        return {"via": "uncommitted"}
-    fields = _last_change(repo, [path], moves_too=True)
-    if len(fields) < 6:
+    fields, blobs = _last_change(repo, [path], moves_too=True)
+    if len(fields) < 6 or _changed_since(repo, [path], None, blobs):
         return {"via": "uncommitted"}
     commit, when, author, _, _, records = fields[:6]
     made = any(f'"name":{json.dumps(name[:-3], ensure_ascii=False)}' in r for r in records.split("\x1e"))

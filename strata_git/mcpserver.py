@@ -95,11 +95,11 @@ class Server:
             raise StrataError(f"{shown} is archived (stored away, maybe not on this machine)",
                               f"call recall with name {shown!r} to bring it back to active, then read it; "
                               "or read its summary with summary=true")
-        header = {"name": shown, "tier": tier, **hygiene.provenance(vault.repo, norm)}
         try:  # never through Vault.read, which recalls an archived memory: this tool only reads
             raw = safefs.read(vault.repo.root, names.tier_path(tier, norm), vault.cfg.max_memory_bytes)
         except FileNotFoundError:
             raise StrataError(f"{shown} moved while it was being read", "read it again") from None
+        header = {"name": shown, "tier": tier, **hygiene.provenance(vault.repo, norm, raw)}
         access.record(vault.repo, shown, tier, "mcp")
         return self._served([(header, raw.decode("utf-8", "replace"))])
 

@@ -402,3 +402,23 @@ def test_a_relative_summary_command_path_is_refused(mem: Path):
     git(mem, "config", "strata.summaryCommand", "scripts/summarize.sh")
     strata(mem, "write", "ops/deploy", "-m", NOTE)
     assert "absolute path" in cool(mem)["summaries"][0]["why"]
+
+
+def test_provenance_of_a_memory_two_machines_merged_says_so(tmp_path: Path):
+    from test_sync import KODA, make_machines
+
+    from conftest import bare_remote
+    from strata_git import hygiene, safefs
+
+    (tmp_path / "served").mkdir()
+    remote = bare_remote(tmp_path / "served" / "mem.git")
+    a, b, _ = make_machines(tmp_path, str(remote), remote)
+    a.write("projects/koda", KODA.replace("line one", "line ONE").encode())
+    b.write("projects/koda", KODA.replace("line five", "line FIVE").encode())
+    a.sync()
+    b.sync()  # merges both edits into a text neither commit holds alone
+    data = safefs.read(b.repo.root, "active/projects/koda.md", 1 << 20)
+    assert b"line ONE" in data and b"line FIVE" in data
+    p = hygiene.provenance(b.repo, "projects/koda.md", data)
+    assert p["via"] == "api" and p["merged"] is True
+    assert hygiene.provenance(b.repo, "projects/koda.md") == {k: v for k, v in p.items() if k != "merged"}
