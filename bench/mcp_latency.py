@@ -2,7 +2,7 @@
 archived memories.
 
     bash scripts/setup.sh bench
-    .venv/bin/python bench/mcp_latency.py [--active 5000] [--archived 50000] [--samples 300] [--json]
+    .venv/bin/python bench/mcp_latency.py [--active 5000] [--archived 50000] [--samples 600] [--json]
 
 Builds the repository as bench/archive.py does (the real janitor archives ten batches), then
 alternates, call by call so machine noise falls on both alike:
@@ -10,7 +10,8 @@ alternates, call by call so machine noise falls on both alike:
 - `read` of a random active memory: `Vault.read` in-process against the `read` tool through
   the SDK's stdio client and a `git strata mcp` subprocess (the tool adds the provenance
   lookup in history and the spotlighting), and the tool's own function called in-process (so
-  the protocol's share shows: MCP minus tool);
+  the protocol's share shows: MCP minus tool); 200 memories read three times each, so first
+  reads (provenance asked of history) and repeat reads at the same HEAD (remembered) show apart;
 - `search` for a marker word plus a common word: `Vault.search` against the `search` tool, the same way;
 
 and prints p50/p95 of each with the MCP/API ratio (goal: ≤ 2x; search p95 through MCP
@@ -48,8 +49,9 @@ async def measure(root: Path, names: list[str], queries: list[str], samples: int
     tool = Server(str(root))  # the tools' own work, in-process: what MCP adds beyond it is the protocol
     params = StdioServerParameters(command=str(BIN / "git-strata"), args=["mcp"], cwd=str(root),
                                    env=dict(os.environ))
-    times: dict[str, list[float]] = {k: [] for k in ("read_api", "read_tool", "read_mcp", "search_api",
-                                                     "search_tool", "search_mcp")}
+    times: dict[str, list[float]] = {k: [] for k in ("read_api", "read_tool", "read_mcp", "read_mcp_first",
+                                                     "read_mcp_again", "search_api", "search_tool", "search_mcp")}
+    seen: set[str] = set()
     async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
         await s.initialize()
         for warm in range(5):  # imports, caches, the first catalog and shadow opens
@@ -77,8 +79,10 @@ async def measure(root: Path, names: list[str], queries: list[str], samples: int
             tool.search(query, limit=10)
             t6 = time.perf_counter()
             for key, value in (("read_api", t1 - t0), ("read_mcp", t2 - t1), ("search_api", t3 - t2),
-                               ("search_mcp", t4 - t3), ("read_tool", t5 - t4), ("search_tool", t6 - t5)):
+                               ("search_mcp", t4 - t3), ("read_tool", t5 - t4), ("search_tool", t6 - t5),
+                               ("read_mcp_again" if name in seen else "read_mcp_first", t2 - t1)):
                 times[key].append(value * 1000)
+            seen.add(name)
     out = {key: summary(values) for key, values in times.items()}
     for op in ("read", "search"):
         out[f"{op}_ratio_p50"] = round(out[f"{op}_mcp"]["p50_ms"] / out[f"{op}_api"]["p50_ms"], 2)
@@ -89,7 +93,7 @@ async def measure(root: Path, names: list[str], queries: list[str], samples: int
 def main() -> None:
     import anyio
 
-    args = archive_bench.arguments(__doc__, samples=300)
+    args = archive_bench.arguments(__doc__, samples=600)
     rng = random.Random(6)
     out: dict = {"active": args.active, "archived": args.archived}
     with archive_bench.workspace("strata-bench-mcp-", args.keep) as tmp_path:
@@ -102,7 +106,7 @@ def main() -> None:
         active = [e.name[:-3] for e in vault.list(tier="active")]
         archived = [e.name[:-3] for e in vault.list(tier="archive")]
         out["tiers"] = {"active": len(active), "archive": len(archived)}
-        names = rng.sample([n for n in active if '/m' in n], min(200, len(active) - 3))
+        names = rng.sample([n for n in active if '/m' in n], min(200, len(active) - 3))  # each read 3 times
         pool = [n for n in archived + active if '/m' in n]
         queries = [f"mk{rng.choice(pool).rsplit('/m', 1)[1]} {rng.choice(archive_bench.WORDS)}" for _ in range(100)]
         out.update(anyio.run(measure, root, names, queries, args.samples))
@@ -123,6 +127,9 @@ def main() -> None:
         print(json.dumps(out, indent=2))
         return
     print(f"{out['tiers']['active']} active, {out['tiers']['archive']} archived (built in {out['build_s']} s)")
+    first, again = out["read_mcp_first"], out["read_mcp_again"]
+    print(f"read through MCP: first read of a memory p50 {first['p50_ms']} ms p95 {first['p95_ms']} ms "
+          f"(n={first['n']}); again at the same HEAD p50 {again['p50_ms']} ms p95 {again['p95_ms']} ms (n={again['n']})")
     for op in ("read", "search"):
         api, tool, mcp = out[f"{op}_api"], out[f"{op}_tool"], out[f"{op}_mcp"]
         print(f"{op:<7} API p50 {api['p50_ms']:>6} ms p95 {api['p95_ms']:>6} ms | tool in-process p50 "

@@ -422,3 +422,49 @@ def test_provenance_of_a_memory_two_machines_merged_says_so(tmp_path: Path):
     p = hygiene.provenance(b.repo, "projects/koda.md", data)
     assert p["via"] == "api" and p["merged"] is True
     assert hygiene.provenance(b.repo, "projects/koda.md") == {k: v for k, v in p.items() if k != "merged"}
+
+
+def test_a_janitor_killed_while_cooling_with_summaries_recovers_to_one_consistent_state(tmp_path: Path):
+    """SIGKILL at random instants of a cycle that writes summaries; the next run finishes or
+    undoes it: every memory once, byte for byte, a summary exactly for each cooled one."""
+    import random
+    import shutil
+    import signal
+    import subprocess
+
+    from test_janitor_crash import STRATA, memory_files_on_disk, memory_names_in_head
+
+    template = tmp_path / "template"
+    from strata_git.init import init
+
+    init(str(template))
+    set_summary(template, "extractive")
+    originals = {}
+    for i in range(40):
+        text = NOTE.replace("koda", f"koda{i}")
+        originals[f"ops/n{i:02d}.md"] = text.encode()
+        strata(template, "write", f"ops/n{i:02d}", "-m", text)
+    started = time.monotonic()
+    probe = shutil.copytree(template, tmp_path / "probe", symlinks=True)
+    assert strata(probe, "janitor", "--now", "+60d").returncode == 0
+    duration = time.monotonic() - started
+    rng = random.Random(7)
+    for k in range(12):
+        root = shutil.copytree(template, tmp_path / f"kill{k}", symlinks=True)
+        proc = subprocess.Popen([STRATA, "janitor", "--now", "+60d"], cwd=root, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0, duration))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        r = strata(root, "janitor", "--now", "+60d")
+        assert r.returncode == 0, r.stderr.decode()
+        in_head = memory_names_in_head(root)
+        assert sorted(in_head) == sorted(originals)
+        assert all(len(v) == 1 for v in in_head.values())
+        on_disk = memory_files_on_disk(root)
+        assert {n: v[0][1] for n, v in on_disk.items()} == originals
+        cooled = {n for n, v in in_head.items() if v[0][0] == "cooled"}
+        assert cooled == set(originals)  # the second run finished the job
+        summaries = git(root, "ls-tree", "-r", "--name-only", "HEAD", ".strata/summaries").stdout.decode().split()
+        assert sorted(summaries) == sorted(f".strata/summaries/{n}" for n in cooled)
+        assert git(root, "status", "--porcelain", "--untracked-files=all").stdout == b""
