@@ -63,11 +63,15 @@ class Server:
         self._provenance: tuple[str | None, dict] = (None, {})  # (HEAD, {(name, blob id): provenance})
 
     def vault(self):
+        from strata_git import config
+
         if self._vault is None:
             from strata_git.vault import Vault
 
             self._vault = Vault.open(self.path)
             self._vault.agent = self.agent
+        else:  # a sync or a person may have changed the settings since the server started
+            self._vault.cfg = config.load(self._vault.repo.root, self._vault.repo.state_dir())
         return self._vault
 
     def _served(self, items: list[tuple[dict[str, Any], str]], before: str = "") -> str:
