@@ -193,6 +193,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from strata_git import summary
     from strata_git.catalog import clean
 
     hits = _vault().search(args.query, tier=args.tier, type=args.type, limit=args.limit, rank=args.rank)
@@ -200,7 +201,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     for h in hits:
         where = f" · {h.commit[:12]} blob {h.blob[:12]}" if h.tier == "archive" and h.commit else ""
         lines += [f"{h.tier:7} {h.name} · {h.title} · {h.type} · score {h.score:.3g}{where}", f"        {h.snippet}"]
-        gist = next((t.strip() for t in h.summary.splitlines() if t.strip() and not t.startswith("#")), "")
+        gist = summary.gist(h.summary)
         lines += [f"        summary: {clean(gist)[:160]}"] if gist else []
     _emit(args, [h.as_dict() for h in hits], "\n".join(lines) or "no matches")
     return 0

@@ -134,5 +134,5 @@ def _summaries(repo: Repo, cfg: Config, plan: janitor.Plan) -> tuple[list[summar
         made = summary.make(repo, cfg, [(m.name, raw) for m, raw in zip(cooling, contents, strict=True)])
     added: dict[str, bytes | None] = {summary.path(m.name): m.text.encode("utf-8") for m in made if m.text is not None}
     stale = [summary.path(m.name) for m in plan.moves if m.action in ("cool", "promote")]
-    held = migrate.tree_entries(repo, plan.head, [p for p in stale if p not in added]) if stale else {}
+    held = migrate.tree_entries(repo, plan.head, [p for p in stale if p not in added])
     return made, {**dict.fromkeys(held), **added}

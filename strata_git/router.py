@@ -73,9 +73,7 @@ def _summaries(root: str | None, members: list[Entry], times: dict[str, int]) ->
         if len(lines) == SUMMARY_LINES:
             more += 1
             continue
-        text = summary.read(root, e.name)
-        gist = next((t.strip() for t in (text or "").splitlines() if t.strip() and not t.startswith("#")), "")
-        lines.append(f"  - `{e.name[:-3]}`: {clean(gist)[:160]}")
+        lines.append(f"  - `{e.name[:-3]}`: {clean(summary.gist(summary.read(root, e.name) or ''))[:160]}")
     return lines + ([f"  - and {more} more summaries: `git strata read NAME --summary`"] if more else [])
 
 

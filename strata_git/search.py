@@ -14,7 +14,6 @@ see README "Search".
 from __future__ import annotations
 
 import os
-
 import sqlite3
 from typing import NamedTuple
 

@@ -187,6 +187,11 @@ def make(repo: Repo, cfg: Config, items: list[tuple[str, bytes | None]]) -> list
     return made
 
 
+def gist(text: str) -> str:
+    """A summary's first line of prose (headings skipped), for one-line listings."""
+    return next((t.strip() for t in text.splitlines() if t.strip() and not t.startswith("#")), "")
+
+
 def read(root: str, name: str) -> str | None:
     from strata_git import safefs
 

@@ -349,7 +349,7 @@ class Vault:
         """(tier, text) of the summary made when the memory cooled."""
         from strata_git import summary
 
-        tier, norm = self.locate(name)
+        tier, norm = self.find(name)
         if tier is None:
             raise self._not_found(norm)
         text = summary.read(self.repo.root, norm)
