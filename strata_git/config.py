@@ -194,7 +194,7 @@ def load(root: str, cache_dir: str | None = None) -> Config:
         raise BadConfig(f"{CONFIG_PATH}: cannot be read ({e})", "check the file") from None
     config = parse(data, CONFIG_PATH)
     if cache:
-        tmp = f"{cache}.{os.getpid()}.tmp"
+        tmp = f"{cache}.{os.getpid()}.{os.urandom(4).hex()}.tmp"  # threads of one process too
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump({"stamp": stamp, "data": data}, f)
         os.replace(tmp, cache)

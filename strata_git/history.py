@@ -76,7 +76,7 @@ def last_changed(repo: Repo, at: Head | None) -> dict[str, int]:
     else:
         times = {}
         _scan(repo, at.commit, times)
-    tmp = f"{cache_path}.{os.getpid()}.tmp"
+    tmp = f"{cache_path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"  # threads of one process too
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(json.dumps({"version": CACHE_VERSION, "head": at.commit, "times": times}, ensure_ascii=False))
     os.replace(tmp, cache_path)

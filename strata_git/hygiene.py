@@ -23,12 +23,14 @@ import json
 import re
 from typing import Any
 
-TOKEN_LENGTH = 10  # hex digits of the marker token (40 bits of a hash)
+TOKEN_LENGTH = 16  # hex digits of the marker token (64 bits of a hash: no search finds a body holding its own)
 # Frontmatter keys only git-strata may speak to: an agent's write cannot set them (any key
 # starting strata- or strata_ is git-strata's, sync's conflict record among them).
 CLAIMS = ("provenance", "trust", "verified")
 _INVISIBLE = re.compile("[\U000e0000-\U000e007f\u200b\u2060-\u2064\ufeff\u00ad\u034f\u115f\u1160\u17b4\u17b5"
-                        "\u180e\u3164\uffa0\ufff9-\ufffb\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
+                        "\u180e\u3164\uffa0\ufff9-\ufffb\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
+                        # other format characters (Unicode category Cf) that render as nothing
+                        "\u206a-\u206f\U0001d173-\U0001d17a\U0001bca0-\U0001bca3\U00013430-\U0001343f]")
 # Joiners and variation selectors are ordinary in Persian, Indic scripts, CJK and emoji: flagged only
 # between ASCII letters or in runs (runs of variation selectors can carry hidden bytes).
 _MAYBE = re.compile("[\u200c\u200d\ufe00-\ufe0f\U000e0100-\U000e01ef]")
@@ -41,7 +43,9 @@ _PHRASES = re.compile(
     r"|\byou\s+are\s+now\b|\bnew\s+instructions\s*:|\bsystem\s+prompt\s*:|<\s*/?\s*(?:system|assistant)\s*>",
     re.IGNORECASE)
 _PHRASE_WORDS = ("instruction", "prompt", "rules", "messages", "you are now", "system", "assistant")
-_DATA_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?https?://[^)\s]*[?#][^)\s]*\)", re.IGNORECASE)
+# Bounded and unambiguous (the host part cannot hold ? or #): no backtracking blow-up on hostile text.
+_DATA_IMAGE = re.compile(r"!\[[^\]\n]{0,500}\]\(\s{0,10}<?https?://[^)\s?#]{0,2048}[?#][^)\s]{0,2048}\)",
+                         re.IGNORECASE)
 _COMMENT = re.compile(r"<!--")
 
 
@@ -77,24 +81,40 @@ def claims(meta: dict[str, Any]) -> list[str]:
                                                                                                      "strata-")))]
 
 
+_TOP_KEY = re.compile(r"""^(?:"([^"]*)"|'([^']*)'|([^\s:#'"][^:]*?))\s*:(?:\s|$)""")
+
+
 def drop_claims(raw: bytes, where: str) -> tuple[bytes, list[str]]:
-    """`raw` without frontmatter keys that claim provenance, and the keys removed. Content with
-    no such key comes back byte for byte; otherwise the frontmatter is rendered again."""
+    """`raw` without the frontmatter keys that claim provenance, and the keys removed. Only
+    their lines go (the key's line and the indented or list lines under it): every other byte
+    stays as written. Content with no such key comes back untouched."""
     from strata_git import memory
+    from strata_git.errors import BadMemory
 
     text = memory.decode(raw, where)
-    fm, body, _ = memory.split(text, where)
+    fm, _, _ = memory.split(text, where)
     if fm is None:
         return raw, []
     meta = memory.parse_frontmatter(fm, where)
     removed = claims(meta)
     if not removed:
         return raw, []
-    import frontmatter
-
-    kept = {k: v for k, v in meta.items() if k not in removed}
-    rendered = frontmatter.YAMLHandler().export(kept, sort_keys=False) if kept else ""
-    return (f"---\n{rendered}\n---\n{body}" if kept else body).encode("utf-8"), removed
+    kept, skipping = [], False
+    for line in fm.splitlines(keepends=True):
+        top = _TOP_KEY.match(line)
+        if top:
+            skipping = next(g for g in top.groups() if g is not None) in removed
+        elif line.strip() and not line[0].isspace() and not line.startswith("-"):
+            skipping = False  # a comment or anything else at the top level ends the key's lines
+        if not skipping:
+            kept.append(line)
+    new = "".join(kept)
+    rest = memory.parse_frontmatter(new, where) if new.strip() else {}
+    if rest != {k: v for k, v in meta.items() if k not in removed}:
+        raise BadMemory(f"{where}: the frontmatter claims provenance ({', '.join(removed)}), which git-strata "
+                        "records itself", "remove those keys and write it again")
+    start = text.index(fm)  # the frontmatter starts right after the opening line
+    return (text[:start] + new + text[start + len(fm):]).encode("utf-8", "surrogatepass"), removed
 
 
 def boundary(parts: list[str]) -> str:

@@ -5,7 +5,7 @@ Rules (defaults in `.strata/config.toml`):
 
 - cool: an active memory whose last change is older than its folder's threshold (the longest
   matching `cool.after_days` prefix; `never` disables) moves to cooled/, unless its type is
-  in `cool.never_types` (rejections, by default);
+  in `cool.never_types` or is a rejection (always: they belong in every boot context);
 - promote: a cooled memory read at least `promote.reads` times in the last
   `promote.window_days` days moves back to active/ (checked before archiving);
 - archive: a cooled memory whose last change is older than `archive.idle_days` and that was
@@ -84,7 +84,7 @@ def _decide(m: MemoryState, reads: list[int], cfg: Config, now: int) -> Move | S
     age = now - m.changed
     last_read = max(reads) if reads else None
     if m.tier == "active":
-        if m.type in cfg.never_cool_types:
+        if m.type == "rejection" or m.type in cfg.never_cool_types:  # rejections, whatever the config says
             return None
         days, key = cfg.cool_rule(m.name)
         if days is None or age < days * DAY:

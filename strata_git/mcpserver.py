@@ -153,13 +153,17 @@ class Server:
         if removed:
             out["removed_keys"] = removed
             out["note"] = "provenance is recorded by git-strata from history; keys claiming it were removed"
-        found = hygiene.flags(content)
+        found = hygiene.flags(raw.decode("utf-8", "replace"))  # of what was stored
         if found:
             out["flags"] = found
         return out
 
     def reject(self, text: Annotated[str, Field(min_length=1, max_length=200)],
                why: Annotated[str, Field(max_length=4000)] | None = None, name: Name | None = None) -> dict[str, Any]:
+        from strata_git import conflicts
+
+        if name is not None and conflicts.COPY.match(names.normalize(name)):
+            raise StrataError(f"{name} is a name sync gives to conflict copies", "choose another name")
         return self.vault().reject(text, name=name, why=why, via="mcp").as_dict()
 
     def list(self, tier: Tier | None = None, type: TypeName | None = None,
@@ -245,10 +249,11 @@ TOOLS: dict[str, tuple[str, dict[str, bool]]] = {
 
 
 def _strict(tool) -> None:
-    """Refuse unknown arguments (the SDK's argument models ignore them by default)."""
+    """Refuse unknown arguments (the SDK's argument models ignore them by default) and arguments of
+    the wrong type (pydantic would otherwise turn "300" into 300 and "yes" into true)."""
     model = tool.fn_metadata.arg_model
-    strict = type(model.__name__, (model,), {"model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True),
-                                             "__module__": model.__module__})
+    config = ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True)  # no "300" for 300
+    strict = type(model.__name__, (model,), {"model_config": config, "__module__": model.__module__})
     tool.fn_metadata.arg_model = strict
     tool.parameters["additionalProperties"] = False
 

@@ -39,7 +39,9 @@ MAX_BYTES = 8 * 1024
 _DECISION = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?(?:decision|decided|outcome|result|conclusion|resolved|"
                        r"we (?:chose|decided|will|won't|will not)|rejected|fixed|lesson)\b", re.IGNORECASE)
 _URL = re.compile(r"https?://[^\s)>\]\"'`]+")
-_PATH = re.compile(r"(?<![\w/.:-])(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?|\b[\w.-]+/[\w./-]*\.[A-Za-z0-9]{1,6}\b")
+_PATH = re.compile(r"(?<![\w/.:-])(?:~|\.{1,2})?(?:/[\w.@+-]{1,100}){2,20}/?"
+                   r"|\b[\w.-]{1,100}/[\w./-]{0,256}\.[A-Za-z0-9]{1,6}\b")
+LINE_LIMIT = 2000  # longer lines are not searched for paths and links (bounded work under the lock)
 _FENCE = re.compile(r"^```\s*(sh|bash|shell|console|zsh)?\s*$")
 
 
@@ -88,8 +90,9 @@ def extractive(raw: bytes, where: str) -> str:
             elif paragraph and not stripped:
                 paragraph.append("")
     first = " ".join(p for p in paragraph if p)[:500]
-    urls = list(dict.fromkeys(_URL.findall(body)))
-    paths = [p for p in dict.fromkeys(_PATH.findall(body)) if not any(p in u for u in urls)]
+    short = "\n".join(line for line in lines if len(line) <= LINE_LIMIT)
+    urls = list(dict.fromkeys(_URL.findall(short)))
+    paths = [p for p in dict.fromkeys(_PATH.findall(short)) if not any(p in u for u in urls)][:50]
     out = [f"# {parsed.title}", ""]
     if first:
         out += [first, ""]
@@ -193,8 +196,24 @@ def gist(text: str) -> str:
 
 
 def read(root: str, name: str) -> str | None:
+    """The summary's text; None when there is none or it cannot be read (a summary made larger by
+    hand is cut at 32 KiB rather than failing every listing that shows it)."""
     from strata_git import safefs
+    from strata_git.errors import StrataError
 
     if safefs.kind(root, path(name)) != "file":
         return None
-    return safefs.read(root, path(name), MAX_BYTES * 4).decode("utf-8", "replace")
+    try:
+        return safefs.read(root, path(name), MAX_BYTES * 4).decode("utf-8", "replace")
+    except StrataError:  # too large: safefs refuses to read past the limit
+        return _head(os.path.join(root, path(name)), MAX_BYTES * 4)
+    except OSError:
+        return None
+
+
+def _head(full: str, limit: int) -> str | None:
+    try:
+        with open(full, "rb") as f:
+            return f.read(limit).decode("utf-8", "ignore") + "\n…\n"
+    except OSError:
+        return None

@@ -321,6 +321,10 @@ class Vault:
             return self.write(name, content, via=via, create_only=True)
         slug = "-".join("".join(c if c.isalnum() else " " for c in title.lower()).split())[:60].strip("-")
         base = f"rejections/{slug or 'rejection'}"
+        try:
+            names.normalize(base)
+        except BadName:  # "con", "aux", ...: names some file systems reserve
+            base = f"rejections/no-{slug}"
         taken = self._known()[0]
         for candidate in (base, *(f"{base}-{i}" for i in range(2, 1000))):
             if names.collision_key(names.normalize(candidate)) in taken:
@@ -352,6 +356,9 @@ class Vault:
         tier, norm = self.find(name)
         if tier is None:
             raise self._not_found(norm)
+        if tier == "active":  # its text may have changed since: a summary left over (by a merge) is not served
+            raise NotFound(f"{names.display(norm)} is active and active memories have no summary",
+                           f"read it in full with `git strata read {names.display(norm)}`")
         text = summary.read(self.repo.root, norm)
         if text is None:
             raise NotFound(f"{names.display(norm)} has no summary",
