@@ -524,3 +524,34 @@ def test_a_rejection_of_a_reserved_word_gets_a_usable_name(mem: Path):
     r = strata(mem, "reject", "con", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["name"] == "rejections/no-con"
+
+
+def test_index_lists_ten_summaries_per_folder_and_counts_the_rest(mem: Path):
+    set_summary(mem, "extractive")
+    for i in range(12):
+        strata(mem, "write", f"ops/n{i:02d}", "-m", NOTE.replace("koda", f"koda{i}"))
+    cool(mem)
+    index = (mem / "index.md").read_text()
+    assert index.count("We ship the koda") == 10 and "and 2 more summaries" in index
+
+
+def test_mcp_list_pages_with_limit_and_offset(mem: Path):
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    from test_mcp import params, served
+
+    for i in range(5):
+        strata(mem, "write", f"notes/n{i}", "-m", f"note {i}")
+
+    async def main():
+        async with stdio_client(params(mem)) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            pages = [await s.call_tool("list", {"limit": 2, "offset": k}) for k in (0, 2, 4)]
+            return [p.content[0].text for p in pages]
+
+    pages = anyio.run(main)
+    listed = [line.split(" · ")[1] for p in pages for line in served(p)[0][1].splitlines()]
+    assert listed == [f"notes/n{i}" for i in range(5)]
+    assert "call list with offset=2" in pages[0] and "offset=" not in pages[2].split("<<memory")[0]
