@@ -130,25 +130,15 @@ class Server:
               title: Annotated[str, Field(max_length=300)] | None = None,
               tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=50)] | None = None,
               type: TypeName | None = None) -> dict[str, Any]:
-        from strata_git import conflicts, memory, safefs
+        from strata_git import conflicts
 
         vault = self.vault()
-        tier, norm = vault.find(name)
+        norm = names.normalize(name)
         if conflicts.COPY.match(norm):
             raise StrataError(f"{names.display(norm)} is a name sync gives to conflict copies",
                               "choose another name")
-        if tier == "active":
-            current = safefs.read(vault.repo.root, names.tier_path(tier, norm), vault.cfg.max_memory_bytes)
-            try:
-                kind = memory.parse(current, norm).type
-            except StrataError:
-                kind = None  # an invalid memory: writing a valid one over it is fine
-            if kind == "rejection":
-                raise StrataError(f"{names.display(norm)} is a rejection; agents add rejections but do not "
-                                  "change them", "write a new memory (or call reject) instead; a person can edit "
-                                  f"it with `git strata edit {names.display(norm)}`")
         raw, removed = hygiene.drop_claims(content.encode("utf-8", "surrogatepass"), names.display(norm))
-        change = vault.write(norm, raw, title=title, tags=tags, type=type, via="mcp")
+        change = vault.write(norm, raw, title=title, tags=tags, type=type, via="mcp", keep_types=("rejection",))
         out = change.as_dict()
         if removed:
             out["removed_keys"] = removed

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 from strata_git import access, config, memory, names, safefs
 from strata_git.config import Config
-from strata_git.errors import BadMemory, BadName, NotFound, Refused, too_large
+from strata_git.errors import BadMemory, BadName, NotFound, Refused, StrataError, too_large
 from strata_git.git import Repo, discover
 
 if TYPE_CHECKING:
@@ -267,14 +267,20 @@ class Vault:
     # -- operations ---------------------------------------------------------------
 
     def write(self, name: str, content: bytes, *, title: str | None = None, tags: list[str] | None = None,
-              type: str | None = None, via: str = "api", create_only: bool = False) -> Change:
+              type: str | None = None, via: str = "api", create_only: bool = False,
+              keep_types: tuple[str, ...] = ()) -> Change:
         """Create or replace an active memory from `content` (bytes kept exactly unless metadata is given);
-        with `create_only`, refuse a name that exists."""
+        with `create_only`, refuse a name that exists; refuse to replace a memory of a type in `keep_types`
+        (checked under the lock, so no writer can slip in between)."""
         with self.locked():
             tier, norm = self.locate(name)
             path = names.tier_path("active", norm)
             if create_only and tier is not None:
                 raise Refused(f"{names.display(norm)} already exists (in {tier}/)", "choose another name")
+            if keep_types and tier == "active" and self._type_of(path) in keep_types:
+                raise Refused(f"{names.display(norm)} is a {self._type_of(path)}; agents add those but do not "
+                              "change them", "write a new memory instead; a person can change it with "
+                              f"`git strata edit {names.display(norm)}`")
             if tier not in (None, "active"):
                 raise Refused(f"{names.display(norm)} is in {tier}/, which is read-only",
                               f"bring it back with `git strata recall {names.display(norm)}`, then write it")
@@ -301,6 +307,13 @@ class Vault:
             except Exception as e:  # noqa: BLE001 - committed is done: index.md catches up on the next command
                 detail += f" (index.md not refreshed: {e})"
             return Change("write", norm, path, commit, detail)
+
+    def _type_of(self, path: str) -> str | None:
+        """The type of the memory at `path` (None if it does not parse: a valid one may replace it)."""
+        try:
+            return memory.parse(safefs.read(self.repo.root, path, self.cfg.max_memory_bytes), path).type
+        except StrataError:
+            return None
 
     def reject(self, text: str, *, name: str | None = None, why: str | None = None, via: str = "api") -> Change:
         """Record "we said no to `text`" as an active memory of type rejection (never cooled, always
