@@ -555,3 +555,32 @@ def test_mcp_list_pages_with_limit_and_offset(mem: Path):
     listed = [line.split(" · ")[1] for p in pages for line in served(p)[0][1].splitlines()]
     assert listed == [f"notes/n{i}" for i in range(5)]
     assert "call list with offset=2" in pages[0] and "offset=" not in pages[2].split("<<memory")[0]
+
+
+def test_stats_in_a_pruned_clone_count_what_was_pruned(mem: Path, tmp_path: Path):
+    from test_archive import seed_archive
+
+    from conftest import bare_remote
+
+    git(mem, "remote", "add", "origin", str(bare_remote(tmp_path / "remote.git")))
+    seed_archive(mem, 12)
+    before = json.loads(strata(mem, "stats", "--json").stdout)["archive"]
+    assert before == {"pruned": False, "archived_memories": 12, "blobs_not_held_here": 0, "bytes_not_held_here": 0}
+    assert strata(mem, "archive").returncode == 0
+    after = json.loads(strata(mem, "stats", "--json").stdout)
+    assert after["archive"]["pruned"] and after["archive"]["blobs_not_held_here"] == 12
+    assert after["archive"]["bytes_not_held_here"] == after["tiers"]["archive"]["bytes"] > 0
+    assert after["tiers"]["archive"]["memories"] == 12
+
+
+def test_summary_commands_share_three_timeouts_per_cycle(mem: Path):
+    set_summary(mem, "command", timeout=1)
+    summary_command(mem, "import sys, time; sys.stdin.read(); time.sleep(0.4); print(\"ok\")")
+    for i in range(10):  # 10 x 0.4 s is more than the cycle's 3 s
+        strata(mem, "write", f"ops/n{i}", "-m", f"note {i}\n")
+    cycle = cool(mem)
+    assert cycle["applied"] and len(cycle["moves"]) == 10  # every memory cools all the same
+    made = [s for s in cycle["summaries"] if s["made"]]
+    skipped = [s["why"] for s in cycle["summaries"] if not s["made"]]
+    assert 0 < len(made) < 10 and len(skipped) == 10 - len(made)
+    assert all("ran out" in why or "timed out" in why for why in skipped)
