@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 
 from strata_git import context, hygiene, names
-from strata_git.errors import StrataError
+from strata_git.errors import NotFound, StrataError
 from strata_git.search import MAX_LIMIT
 
 INSTRUCTIONS = (
@@ -102,7 +102,7 @@ class Server:
                               "or read its summary with summary=true")
         try:  # never through Vault.read, which recalls an archived memory: this tool only reads
             raw = safefs.read(vault.repo.root, names.tier_path(tier, norm), vault.cfg.max_memory_bytes)
-        except FileNotFoundError:
+        except NotFound:
             raise StrataError(f"{shown} moved while it was being read", "read it again") from None
         header = {"name": shown, "tier": tier, **self._provenance_of(norm, raw)}
         access.record(vault.repo, shown, tier, "mcp")

@@ -34,7 +34,6 @@ from strata_git.config import Config
 from strata_git.git import Repo
 
 FOLDER = ".strata/summaries"
-MODES = ("none", "extractive", "command")
 MAX_BYTES = 8 * 1024
 _DECISION = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?(?:decision|decided|outcome|result|conclusion|resolved|"
                        r"we (?:chose|decided|will|won't|will not)|rejected|fixed|lesson)\b", re.IGNORECASE)
