@@ -184,7 +184,7 @@ def _stamp(repo: Repo, value: str | None) -> None:
 
 
 def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | None = None,
-            moved: tuple[list[str], str] | None = None) -> Scan | None:
+            moved: tuple[list[str], str] | None = None, times: dict[str, int] | None = None) -> Scan | None:
     """Regenerate index.md from the working tree and history.
 
     By default the whole working tree is scanned and the Scan returned.
@@ -195,6 +195,7 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
     working tree from `tree` to HEAD by changing only `paths`.
     After anything git did behind git-strata's back (a reset, a commit without hooks)
     the catalog reflects another tree and the whole working tree is rescanned instead.
+    `times` are history.last_changed() at HEAD, when the caller has them already.
     """
     import sqlite3
 
@@ -202,7 +203,7 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
     from strata_git.names import split_path
 
     at = history.head(repo)
-    times = history.last_changed(repo, at)
+    times = history.last_changed(repo, at) if times is None else times  # (a caller that needs them too)
     if commit is not None:
         names = [where[1] for where in map(split_path, commit[0]) if where]
         times = {**times, **dict.fromkeys(names, commit[1])}

@@ -204,11 +204,12 @@ class Vault:
         with open(path, encoding="utf-8") as f:
             return path, f.read()
 
-    def refresh_router(self) -> Scan:
-        """Bring index.md (and the catalog) up to date with the working tree."""
+    def refresh_router(self, times: dict[str, int] | None = None) -> Scan:
+        """Bring index.md (and the catalog) up to date with the working tree (`times`: the memories'
+        last changes at HEAD, if the caller has them)."""
         from strata_git import router
 
-        return router.refresh(self.repo, self.cfg.max_memory_bytes)
+        return router.refresh(self.repo, self.cfg.max_memory_bytes, times=times)
 
     # -- names ------------------------------------------------------------------
 
@@ -354,8 +355,8 @@ class Vault:
         from strata_git import context, history
 
         budget = context.check_budget(context.DEFAULT_BUDGET if budget is None else budget)
-        entries = self.refresh_router().entries
         times = history.last_changed(self.repo, history.head(self.repo))
+        entries = self.refresh_router(times).entries  # one history pass for both
 
         def read(entry: Entry) -> str:
             return safefs.read(self.repo.root, entry.path, self.cfg.max_memory_bytes).decode("utf-8", "replace")
