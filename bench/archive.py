@@ -43,10 +43,24 @@ WORDS = ("alpha bravo cobalt delta ember falcon garnet harbor indigo juniper kes
          "quarry ridge savanna terrace upland valley wharf").split()
 
 
+def vocabulary(rng: random.Random, size: int = 20000) -> tuple[list[str], list[float]]:
+    """Made-up words with Zipf weights (1/rank), as word counts in real prose fall off."""
+    syllables = ["ka", "lo", "mi", "ner", "os", "pra", "qui", "ret", "sa", "tul", "ven", "wy", "zo", "an", "el"]
+    words = sorted({"".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(size * 2)})
+    rng.shuffle(words)
+    words = words[:size]
+    return words, [1 / (rank + 1) for rank in range(len(words))]
+
+
+VOCAB = vocabulary(random.Random(11))
+
+
 def text(rng: random.Random, i: int) -> str:
-    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(60, 160)))
+    """A memory of about 1-6 KB of prose-like text (150-900 words in lines of 12), with one marker."""
+    words = rng.choices(VOCAB[0], VOCAB[1], k=rng.randint(150, 900))
+    lines = "\n".join(" ".join(words[j:j + 12]) for j in range(0, len(words), 12))
     return (f"---\ntitle: Note {i} {rng.choice(WORDS)}\ntags: [{rng.choice(WORDS)}]\n---\n# Note {i}\n\n"
-            f"Marker mk{i:06d}. {words}\n")
+            f"Marker mk{i:06d}. {rng.choice(WORDS)}\n{lines}\n")
 
 
 def du(path: Path) -> int:
@@ -221,12 +235,18 @@ def main() -> None:
             t0 = time.perf_counter()
             sh([str(BIN / "git-strata"), "clone", url, str(laptop)], tmp_path, env)
             clone_s = time.perf_counter() - t0
+            sh(["git", "gc", "-q"], laptop, env)
+            laptop_before = du(laptop / ".git")
+            out["prune"] |= {"fresh_strata_clone_mib": mib(laptop_before),
+                             "ratio_to_fresh_strata_clone": round(after / laptop_before, 2)}
+            out["shadow"] |= shadow_sizes(root, tmp_path, env)
             picked = rng.sample(archived_names, 200)
             t0 = time.perf_counter()
             sh([str(BIN / "git-strata"), "recall", *picked], laptop, env)
             recall_s = time.perf_counter() - t0
             out["rehydrate"] = {"strata_clone_s": round(clone_s, 1), "recall_200_s": round(recall_s, 2),
                                 "laptop_git_mib": mib(du(laptop / ".git"))}
+            out["upgrade"] = upgrade_all(laptop, env)
         finally:
             daemon.terminate()
             daemon.wait()
@@ -235,6 +255,60 @@ def main() -> None:
     else:
         for key, value in out.items():
             print(f"{key}: {value}")
+
+
+def shadow_sizes(root: Path, tmp_path: Path, env: dict[str, str]) -> dict:
+    """The shadow index's bytes (the catalog with every live row removed, compacted, vacuumed) and the
+    records' bytes (raw, and packed alone in a scratch repository), each against the raw bytes of the
+    archived memories they cover."""
+    import sqlean
+
+    from strata_git import catalog, shadow
+    from strata_git.git import discover
+
+    repo = discover(str(root))
+    archived_raw = sum(r.size for r in shadow.all_rows(repo))
+    copy = tmp_path / "shadow-only.sqlite"
+    shutil.copy(root / ".git/strata/catalog.sqlite", copy)
+    db = sqlean.connect(copy)
+    with db:
+        for i, cols in db.execute("SELECT id, cols FROM live_docs").fetchall():
+            db.execute("INSERT INTO docs (docs, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)",
+                       (i, *catalog.unpack(cols)))
+        db.execute("DELETE FROM live_docs")
+        db.execute("DELETE FROM memories")
+        db.execute("INSERT INTO docs (docs) VALUES ('optimize')")
+    db.execute("VACUUM")
+    db.close()
+    index = copy.stat().st_size
+    scratch = tmp_path / "records.git"
+    sh(["git", "init", "-q", "--bare", str(scratch)], tmp_path, env)
+    sh(["git", "push", "-q", str(scratch), "refs/strata/shadow/*:refs/strata/shadow/*"], root, env)
+    raw = sum(int(line.split()[3]) for line in sh(["git", "ls-tree", "-r", "-l", "--full-tree", "--",
+                                                   *sh(["git", "for-each-ref", "--format=%(refname)"], scratch, env)
+                                                   .split()], scratch, env).splitlines())
+    sh(["git", "repack", "-adq"], scratch, env)
+    packed = du(scratch / "objects/pack")
+    return {"archived_raw_mib": mib(archived_raw), "index_mib": mib(index),
+            "index_ratio_to_archived": round(index / archived_raw, 2), "records_raw_mib": mib(raw),
+            "records_packed_mib": mib(packed), "records_packed_ratio_to_archived": round(packed / archived_raw, 2),
+            "catalog_total_mib": mib((root / ".git/strata/catalog.sqlite").stat().st_size)}
+
+
+def upgrade_all(laptop: Path, env: dict[str, str]) -> dict:
+    """Every archived memory without a record (the shadow refs deleted here, as in a repository whose
+    archive predates records): `git strata reindex` fetches every blob over `git daemon` in one
+    batch and writes every record."""
+    for ref in sh(["git", "for-each-ref", "--format=%(refname)", "refs/strata-remotes/", "refs/strata/shadow/"],
+                  laptop, env).split():
+        if "/shadow/" in ref:
+            sh(["git", "update-ref", "-d", ref], laptop, env)
+    (laptop / ".git/strata/catalog.sqlite").unlink()
+    sh([str(BIN / "git-strata"), "status"], laptop, env)  # the index now finds them by name only
+    t0 = time.perf_counter()
+    done = json.loads(sh([str(BIN / "git-strata"), "reindex", "--json"], laptop, env))
+    return {"reindex_s": round(time.perf_counter() - t0, 1), "upgraded": done["upgraded"],
+            "not_upgraded": len(done["not_upgraded"])}
 
 
 def marker_hit(hits: list, query: str) -> bool:

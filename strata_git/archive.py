@@ -377,7 +377,10 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
                       None, True)
     check_not_ourselves(repo, remote, url)
     check_server(repo, remote, url)
-    _push(repo, remote, url, [f"{head}:refs/heads/{branch}"])
+    from strata_git import records  # the archived memories' records go where their content goes
+
+    own = records.own_ref(repo)
+    _push(repo, remote, url, [f"{head}:refs/heads/{branch}", *([f"{own}:{own}"] if own in records.refs(repo) else [])])
     drop = candidates(repo, head)
     record = None
     if drop:
@@ -418,6 +421,28 @@ def fetch_blobs_from(repo: Repo, remote: str, blobs: list[str]) -> None:
         raise GitFailed(f"could not fetch {len(blobs)} archived memor{'y' if len(blobs) == 1 else 'ies'} from "
                         f"{remote} ({shown_url(url)}): {git_error(proc.stderr)}; nothing was changed",
                         "check that the archive remote is reachable, then try again")
+
+
+def borrow(repo: Repo, cfg: Config, blobs: list[str]) -> dict[str, bytes]:
+    """The contents of `blobs`, fetched from the archive remote in one batch into a scratch
+    repository that is deleted afterwards, so this clone's pruned object store stays pruned."""
+    if not blobs:
+        return {}
+    remote, url = remote_for(repo, cfg)
+    scratch = os.path.join(repo.state_dir(), f"borrow-{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        run(["init", "-q", "--bare", scratch], repo.root)
+        proc = run(["-C", scratch, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "-q", "--no-tags",
+                    "--no-write-fetch-head", "--recurse-submodules=no", url, "--stdin"], repo.root, check=False,
+                   input="".join(f"{o}\n" for o in blobs).encode())
+        if proc.returncode != 0:
+            raise GitFailed(f"could not fetch {len(blobs)} archived blob(s) from {remote} ({shown_url(url)}): "
+                            f"{git_error(proc.stderr)}", "check that the archive remote is reachable, then try again")
+        return {b: raw for b, raw in zip(blobs, Repo(scratch, scratch).objects(blobs), strict=True) if raw is not None}
+    finally:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def absent(repo: Repo, blobs: list[str]) -> list[str]:

@@ -11,21 +11,28 @@ it. Symlinks and special files are never followed; they are reported as strays.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import sqlite3
 import stat
+import zlib
 from contextlib import contextmanager
 from typing import NamedTuple
 from collections.abc import Iterable, Iterator
+
+import sqlean as sqlite3
 
 from strata_git.errors import StrataError
 from strata_git.memory import UNSAFE_TO_DISPLAY
 from strata_git.git import Repo
 from strata_git.names import SUFFIX, TIERS
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 DB = "catalog.sqlite"
+LEGACY_FILES = ("shadow.sqlite", "shadow.sqlite-journal")
+# Deleting at least this many rows at once (a prune, a rebuild) compacts the full-text index:
+# FTS5 otherwise keeps deleted rows' data in its segments until merges happen to reach them.
+COMPACT_AFTER = 200
 PLACEHOLDER = ".gitkeep"
 TAG_SEP = "\x1f"  # tags cannot contain control characters (memory.check_known_keys)
 _ORDER = {tier: i for i, tier in enumerate(TIERS)}
@@ -34,17 +41,34 @@ CREATE TABLE memories (
     path TEXT PRIMARY KEY, tier TEXT NOT NULL, folder TEXT NOT NULL, name TEXT NOT NULL,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
     title TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, problem TEXT NOT NULL,
-    frontmatter_hash TEXT NOT NULL
+    frontmatter_hash TEXT NOT NULL, id INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX memories_by_folder ON memories (tier, folder);
+CREATE INDEX memories_by_id ON memories (id);
+-- What the shadow index knows of each memory under archive/ at HEAD (see shadow.py).
+CREATE TABLE archived (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, blob TEXT NOT NULL, commit_id TEXT NOT NULL,
+    title TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, size INTEGER NOT NULL,
+    preview TEXT NOT NULL, source TEXT NOT NULL, digest TEXT NOT NULL
+);
 CREATE TABLE sections (tier TEXT, folder TEXT, text TEXT NOT NULL, PRIMARY KEY (tier, folder)) WITHOUT ROWID;
 CREATE TABLE frontmatter (hash TEXT PRIMARY KEY, meta TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE blob_types (oid TEXT PRIMARY KEY, type TEXT NOT NULL) WITHOUT ROWID;
-CREATE VIRTUAL TABLE docs USING fts5(path UNINDEXED, title, tags, body, tokenize = "unicode61 remove_diacritics 2");
+-- One full-text table for every tier, so bm25's corpus statistics (memories, document
+-- frequencies, lengths) cover all of them and an archived memory scores as it did live.
+-- Contentless: it keeps no copy of any text (snippets come from the files and the records);
+-- contentless_delete lets a row go by its id alone, since a changed file's old text is gone.
+CREATE VIRTUAL TABLE docs USING fts5(title, tags, body, content = '', tokenize = "unicode61 remove_diacritics 2");
+-- A contentless row is removed by giving FTS5 back the exact values it indexed, so that its
+-- counts (documents, lengths) stay exact; contentless_delete would remove rows by id alone but
+-- never lowers those counts, and every edit would skew bm25. A live file's old text is gone
+-- once it changes, so its indexed values are kept here, compressed (terms sorted and spelled
+-- out compress about 8:1). An archived row's are recomputed from its record instead.
+CREATE TABLE live_docs (id INTEGER PRIMARY KEY, cols BLOB NOT NULL);
 CREATE VIRTUAL TABLE docs_vocab USING fts5vocab(docs, 'row');
 """
-SEARCHED = ("active", "cooled")  # archive/ is searched through the shadow index, present or pruned
+SEARCHED = ("active", "cooled")  # indexed from disk; archive/ from its records, present or pruned
 
 
 class Entry(NamedTuple):
@@ -93,6 +117,9 @@ def _open(path: str) -> sqlite3.Connection:
             db.executescript("PRAGMA auto_vacuum = FULL;" + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
             with db:
                 _changed(db)  # a new database is a new generation, never one a process has cached
+            for old in LEGACY_FILES:  # derived state of earlier versions, now held here
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(os.path.dirname(path), old))
     except BaseException:
         db.close()
         raise
@@ -157,19 +184,23 @@ def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], stray
             strays.append(f"{folder}/{name}")
 
 
-def doc_id(path: str) -> int:
-    """The full-text row of a path: a stable 63-bit hash (FTS5 rows are found by rowid only)."""
-    import hashlib
-
-    return int.from_bytes(hashlib.blake2b(path.encode("utf-8", "surrogateescape"), digest_size=8).digest()) >> 1
+def allocate(db: sqlite3.Connection, count: int) -> int:
+    """The first of `count` new full-text row ids. Ids are small and increasing so that FTS5's
+    doclists (rowid deltas as varints) stay a byte or two a posting; a path hash took nine."""
+    start = int(get_meta(db, "next_id") or 1)
+    set_meta(db, "next_id", str(start + count))
+    return start
 
 
 def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo) -> tuple[tuple, tuple | None]:
     """((title, type, tags, problem, frontmatter hash) cleaned for display, the full-text
     row (title, tags, body) or None) of one file."""
+    from collections import Counter
+
     from strata_git import memory, textindex
 
     raw = b""
+    name = rel.partition("/")[2][: -len(SUFFIX)]
     try:
         with open(os.path.join(root, rel), "rb") as f:
             raw = f.read(limit + 1)
@@ -177,11 +208,11 @@ def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo) -> tuple[t
             return ("", "note", "", f"over the {limit}-byte limit", ""), None
         mem = memory.parse(raw, rel, memo)
         title, tags = clean(mem.title), TAG_SEP.join(clean(t) for t in mem.tags)
-        doc = (textindex.indexed(title), textindex.indexed(" ".join(mem.tags) + " " + mem.type),
-               textindex.indexed(rel.partition("/")[2][: -len(SUFFIX)] + " " + mem.body))
+        doc = textindex.document(title, mem.tags, mem.type, name, Counter(textindex.tokens(mem.body)))
         return (title, mem.type, tags, "", mem.frontmatter_hash), doc
-    except StrataError as e:
-        return ("", "note", "", clean(e.message), ""), ("", "", textindex.indexed(raw.decode("utf-8", "replace")))
+    except StrataError as e:  # indexed as its archive record would be: the whole text as body
+        doc = textindex.document("", (), "note", name, Counter(textindex.tokens(raw.decode("utf-8", "replace"))))
+        return ("", "note", "", clean(e.message), ""), doc
     except OSError as e:
         return ("", "note", "", f"unreadable ({e.strerror})", ""), None
 
@@ -190,18 +221,57 @@ def _row(root: str, rel: str, info: os.stat_result, limit: int, memo: Frontmatte
     tier, _, name = rel.partition("/")
     described, doc = _describe(root, rel, limit, memo)
     return (rel, tier, name.rpartition("/")[0], name, info.st_size, info.st_mtime_ns, info.st_ino,
-            *described), (doc if tier in SEARCHED else None)
+            *described, 0), (doc if tier in SEARCHED else None)
 
 
 def _upsert(db: sqlite3.Connection, rows: list[tuple[tuple, tuple | None]]) -> None:
-    db.executemany("INSERT OR REPLACE INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", (row for row, _ in rows))
-    _forget_docs(db, [row[0] for row, _ in rows])
-    db.executemany("INSERT INTO docs (rowid, path, title, tags, body) VALUES (?,?,?,?,?)",
-                   ((doc_id(row[0]), row[0], *doc) for row, doc in rows if doc is not None))
+    """Write rows (their id: the path's existing one, else a new one) and their full-text values."""
+    held = _ids(db, [row[0] for row, _ in rows])
+    _forget_docs(db, [row[0] for row, _ in rows], held)
+    fresh = iter(range(allocate(db, sum(1 for row, _ in rows if row[0] not in held)), 1 << 62))
+    rows = [((*row[:-1], held[row[0]] if row[0] in held else next(fresh)), doc) for row, doc in rows]
+    db.executemany("INSERT OR REPLACE INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (row for row, _ in rows))
+    docs = [(row[-1], *doc) for row, doc in rows if doc is not None]
+    db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", docs)
+    db.executemany("INSERT INTO live_docs VALUES (?, ?)", ((d[0], pack(d[1:])) for d in docs))
 
 
-def _forget_docs(db: sqlite3.Connection, paths: Iterable[str]) -> None:
-    db.executemany("DELETE FROM docs WHERE rowid = ?", ((doc_id(p),) for p in paths))
+def _ids(db: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for start in range(0, len(paths), 500):
+        chunk = paths[start:start + 500]
+        found.update(db.execute(f"SELECT path, id FROM memories WHERE path IN ({','.join('?' * len(chunk))})",
+                                chunk).fetchall())
+    return found
+
+
+def pack(cols: tuple[str, ...]) -> bytes:
+    return zlib.compress("\0".join(cols).encode("utf-8"))
+
+
+def unpack(data: bytes) -> tuple[str, ...]:
+    return tuple(zlib.decompress(data).decode("utf-8").split("\0"))
+
+
+def _forget_docs(db: sqlite3.Connection, paths: Iterable[str], held: dict[str, int] | None = None) -> None:
+    """Take these paths' rows out of the full-text index (archive/'s rows there are the shadow
+    index's: files under archive/ are never indexed from disk, so they have no live_docs row)."""
+    paths = list(paths)
+    ids = list((held if held is not None else _ids(db, paths)).values())
+    kept = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        kept += db.execute(f"SELECT id, cols FROM live_docs WHERE id IN ({','.join('?' * len(chunk))})",
+                           chunk).fetchall()
+    db.executemany("INSERT INTO docs (docs, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)",
+                   ((i, *unpack(cols)) for i, cols in kept))
+    db.executemany("DELETE FROM live_docs WHERE id = ?", ((i,) for i, _ in kept))
+
+
+def reinsert_live(db: sqlite3.Connection) -> None:
+    """Index the live rows again from what live_docs keeps (after a 'delete-all')."""
+    db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)",
+                   ((i, *unpack(cols)) for i, cols in db.execute("SELECT id, cols FROM live_docs").fetchall()))
 
 
 def entries(db: sqlite3.Connection, tier: str | None = None, folder: str | None = None) -> list[Entry]:
@@ -240,8 +310,10 @@ def sync(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: tu
     if not changed and not gone:
         return strays
     _upsert(db, changed)
-    db.executemany("DELETE FROM memories WHERE path = ?", ((p,) for p in gone))
     _forget_docs(db, gone)
+    db.executemany("DELETE FROM memories WHERE path = ?", ((p,) for p in gone))
+    if len(gone) >= COMPACT_AFTER:
+        compact(db)
     # keep the memo to the frontmatter that memories on disk still use
     db.execute("DELETE FROM frontmatter WHERE hash NOT IN (SELECT frontmatter_hash FROM memories)")
     _changed(db)
@@ -290,8 +362,8 @@ def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int 
         if info is not None and stat.S_ISREG(info.st_mode) and name.endswith(SUFFIX):
             rows.append(_row(repo.root, rel, info, limit, memo))
         else:
-            db.execute("DELETE FROM memories WHERE path = ?", (rel,))
             _forget_docs(db, [rel])
+            db.execute("DELETE FROM memories WHERE path = ?", (rel,))
     _upsert(db, rows)
     _changed(db)
     return touched
@@ -318,3 +390,18 @@ def get_meta(db: sqlite3.Connection, key: str) -> str:
 
 def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
     db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+
+def compact(db: sqlite3.Connection) -> None:
+    """Merge the full-text index into one segment, dropping what deleted rows left behind."""
+    db.execute("INSERT INTO docs (docs) VALUES ('optimize')")
+
+
+def derived_sizes(repo: Repo) -> dict[str, int]:
+    """{file: bytes} of the derived state under .git/strata (SQLite journals and temporary files
+    included), largest first: what `reindex` or deleting the folder's files would rebuild."""
+    found = {}
+    for item in os.scandir(repo.state_dir()):
+        if item.is_file(follow_symlinks=False):
+            found[item.name] = item.stat(follow_symlinks=False).st_size
+    return dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))

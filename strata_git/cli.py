@@ -29,7 +29,7 @@ COMMANDS: dict[str, str] = {
     "recall": "bring cooled or archived memories (by name, or the best match for a query) back to active/",
     "search": "search all tiers (active, cooled, and archive through the shadow index) for any text",
     "archive": "push archived content to the archive remote, verify it there, then prune it locally",
-    "reindex": "rebuild the shadow index from history and the search index from the working tree",
+    "reindex": "upgrade old shadow records, rebuild the shadow index from history and the search index from disk",
     "sync": "fetch, merge by memory name (never losing an edit) and push: memory, access and archive records",
     "resolve": "close a conflict a sync left: --keep current, copy or both",
     "clone": "clone a memory repository without its archived content (archive stays searchable)",
@@ -140,6 +140,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     lines.append(f"archive: {'pruned here' if a['pruned'] else 'all on disk'}, {a['held_blobs']} of "
                  f"{a['memories']} archived blobs held here; last verified on a remote: "
                  f"{a['last_verified'] or 'never'}; shadow index at {(a['shadow_commit'] or 'none')[:12]}")
+    if a["memories"]:
+        lines.append("archive indexed from: " + ", ".join(f"{n} {k}{'s' if n != 1 else ''}"
+                                                          for k, n in a["indexed_from"].items() if n)
+                     + ("" if a["indexed_from"]["record"] == a["memories"] else
+                        " (`git strata reindex` upgrades the others to full records)"))
+    lines.append("derived state (.git/strata): " + ", ".join(f"{name} {size:,} bytes"
+                                                             for name, size in status.derived.items()))
     sync = status.sync
     lines.append(f"sync: {sync['remote']}, " + (f"{sync['ahead']} ahead, {sync['behind']} behind as of the last fetch"
                                                 if sync["ahead"] is not None else "never synced"))
@@ -291,9 +298,20 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
+    from strata_git import names
+
     done = _vault().reindex()
-    _emit(args, done, f"shadow index: {done['archived']} archived memories; search index: "
-                      f"{done['active_and_cooled']} active and cooled memories")
+    text = (f"shadow index: {done['archived']} archived memories; search index: "
+            f"{done['active_and_cooled']} active and cooled memories")
+    if done["upgraded"]:
+        text += f"\nupgraded {done['upgraded']} archived memories to full shadow records"
+    if done["not_upgraded"]:
+        shown = ", ".join(names.display(n) for n in done["not_upgraded"][:5])
+        more = f" and {len(done['not_upgraded']) - 5} more" if len(done["not_upgraded"]) > 5 else ""
+        text += (f"\ncould not upgrade {len(done['not_upgraded'])} ({shown}{more}): "
+                 f"{done['unreachable'] or 'their content is not here'}; search keeps their old rows, "
+                 "run `git strata reindex` again when the archive remote is reachable")
+    _emit(args, done, text)
     return 0
 
 

@@ -37,7 +37,7 @@ def _target(url: str, folder: str | None) -> str:
 
 
 def clone(url: str, folder: str | None = None) -> Cloned:
-    from strata_git import config, hooks, router, shadow, sync
+    from strata_git import config, hooks, records, router, shadow, sync
 
     target = _target(url, folder)
     if "://" not in url and os.path.isdir(url):  # a local path: git would copy it whole, filter or not
@@ -62,8 +62,10 @@ def clone(url: str, folder: str | None = None) -> Cloned:
     if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
         raise NotFound(f"cloned into {target}, but it has no {config.CONFIG_PATH}: not a memory repository",
                        f"run `git strata init {target}` to make it one")
-    run(["fetch", "-q", "origin", "+refs/strata/access/*:refs/strata-remotes/origin/access/*"], repo.root, check=False)
+    run(["fetch", "-q", "origin", "+refs/strata/access/*:refs/strata-remotes/origin/access/*",
+         f"+{records.REF_PREFIX}*:{sync.REMOTE_SHADOW.format(remote='origin')}*"], repo.root, check=False)
     sync.fetch_access_blobs(repo, "origin", partial=True)
+    sync.fetch_record_blobs(repo, "origin", {}, partial=True)
     hooks.install(repo)
     cfg = config.load(repo.root, repo.state_dir())
     archived = shadow.build(repo, repo.head())

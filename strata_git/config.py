@@ -27,6 +27,7 @@ class Config(NamedTuple):
     archive_max_reads: int = 1
     archive_remote: str = ""
     archive_prune: bool = False
+    record_max_terms: int = 0  # distinct terms kept in an archived memory's shadow record; 0: all
     promote_reads: int = 3
     promote_window_days: int = 14
     sync_remote: str = "origin"
@@ -51,7 +52,8 @@ class Config(NamedTuple):
                      "summary_timeout_seconds": self.cool_summary_timeout,
                      "after_days": {k: ("never" if v is None else v) for k, v in self.cool_after_days}},
             "archive": {"idle_days": self.archive_idle_days, "max_reads": self.archive_max_reads,
-                        "remote": self.archive_remote, "prune": self.archive_prune},
+                        "remote": self.archive_remote, "prune": self.archive_prune,
+                        "record_max_terms": self.record_max_terms},
             "promote": {"reads": self.promote_reads, "window_days": self.promote_window_days},
             "sync": {"remote": self.sync_remote},
             "limits": {"max_memory_bytes": self.max_memory_bytes},
@@ -106,7 +108,8 @@ _SCHEMA: dict[str, dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "cool": {"never_types": ("never_cool_types", _words), "summary": ("cool_summary", _summary_mode),
              "summary_timeout_seconds": ("cool_summary_timeout", _seconds)},
     "archive": {"idle_days": ("archive_idle_days", _count), "max_reads": ("archive_max_reads", _count),
-                "remote": ("archive_remote", _string), "prune": ("archive_prune", _flag)},
+                "remote": ("archive_remote", _string), "prune": ("archive_prune", _flag),
+                "record_max_terms": ("record_max_terms", _count)},
     "promote": {"reads": ("promote_reads", _count), "window_days": ("promote_window_days", _count)},
     "sync": {"remote": ("sync_remote", _string)},
     "limits": {"max_memory_bytes": ("max_memory_bytes", _count)},

@@ -68,22 +68,28 @@ def refuse_unless_settled(repo: Repo, doing: str = "run the janitor") -> None:
         raise Refused(f"refusing to {doing} on a detached HEAD", "check out a branch first")
 
 
-def message(plan: Plan, shadow_records: list[str] = ()) -> str:
-    """Subject `strata: cool 3, archive 1`, one JSON trailer per move, then one shadow-index
-    record per archived memory (so history alone can rebuild the shadow index)."""
+def message(plan: Plan, notes: list[str] = ()) -> str:
+    """Subject `strata: cool 3, archive 1`, then one short JSON trailer per move. (An archived
+    memory's shadow record lives beside history, on the shadow ref: see records.py.)"""
     trailers = [f"Strata-Move: {json.dumps(m.as_dict(), ensure_ascii=False, separators=(',', ':'))}"
                 for m in plan.moves]
     return (f"strata: {plan.summary()}\n\n"
-            + "\n".join([*trailers, f"Strata-Planned-At: {plan.now}", *shadow_records]) + "\n")
+            + "\n".join([*trailers, f"Strata-Planned-At: {plan.now}", *notes]) + "\n")
 
 
-def _shadow_records(repo: Repo, moves: list[tuple[str, str]], entries: dict[str, tuple[str, str]]) -> list[str]:
-    from strata_git import names, shadow
+def write_records(repo: Repo, cfg: Config, moves: list[tuple[str, str]], head: str) -> int:
+    """Shadow records for the memories `moves` archive, on this machine's shadow ref, before the
+    commit that archives them (a record is keyed by blob, so one left by a killed cycle is
+    simply there already when the cycle runs again)."""
+    from strata_git import records
 
-    archived = [(src, dst) for src, dst in moves if dst.startswith("archive/")]
-    blobs = repo.objects([entries[src][1] for src, _ in archived])
-    return [shadow.trailer(shadow.record(raw or b"", names.split_path(dst)[1], entries[src][1]))
-            for (src, dst), raw in zip(archived, blobs, strict=True)]
+    sources = [src for src, dst in moves if dst.startswith("archive/")]
+    if not sources:
+        return 0
+    blobs = sorted({oid for _, oid in tree_entries(repo, head, sources).values()})
+    made = {blob: records.make(raw, blob, cfg.record_max_terms)
+            for blob, raw in zip(blobs, repo.objects(blobs), strict=True) if raw is not None}
+    return records.write(repo, made, (cfg.janitor_name, cfg.janitor_email))
 
 
 def tree_entries(repo: Repo, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
@@ -117,9 +123,9 @@ def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None,
     if date is not None:
         identity |= {"GIT_AUTHOR_DATE": f"@{date} +0000", "GIT_COMMITTER_DATE": f"@{date} +0000"}
     moves = [tuple(m.paths) for m in plan.moves]
-    return move(repo, plan.head, moves,
-                lambda entries: message(plan, [*notes, *_shadow_records(repo, moves, entries)]),
-                identity, f"strata: {plan.summary()}", added)
+    write_records(repo, cfg, moves, plan.head)
+    return move(repo, plan.head, moves, lambda entries: message(plan, notes), identity,
+                f"strata: {plan.summary()}", added)
 
 
 def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dict], str],

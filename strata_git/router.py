@@ -130,7 +130,7 @@ def _full(repo: Repo, db, times: dict[str, int], max_bytes: int) -> Scan:
     from strata_git import catalog
 
     scan = catalog.scan(repo, db, max_bytes)
-    pruned = _pruned_archive(repo, scan)
+    pruned = _pruned_archive(repo, scan, db)
     if pruned:  # a pruned clone keeps archive/ out of the working tree: the shadow index lists it
         order = {"active": 0, "cooled": 1, "archive": 2}
         scan = scan._replace(entries=sorted([*scan.entries, *pruned], key=lambda e: (order[e.tier], e.name)))
@@ -142,7 +142,7 @@ def _full(repo: Repo, db, times: dict[str, int], max_bytes: int) -> Scan:
     return scan
 
 
-def _pruned_archive(repo: Repo, scan: Scan) -> list[Entry]:
+def _pruned_archive(repo: Repo, scan: Scan, db) -> list[Entry]:
     """Entries for archived memories that are not in the working tree (only in a pruned clone)."""
     from strata_git import archive, shadow
 
@@ -150,7 +150,7 @@ def _pruned_archive(repo: Repo, scan: Scan) -> list[Entry]:
         return []
     on_disk = {e.name for e in scan.entries if e.tier == "archive"}
     return [Entry("archive", row.path.partition("/")[2], row.size, row.title, row.type, row.tags)
-            for row in shadow.all_rows(repo) if row.path.partition("/")[2] not in on_disk]
+            for row in shadow.all_rows(repo, db) if row.path.partition("/")[2] not in on_disk]
 
 
 def _incremental(repo: Repo, db, times: dict[str, int], paths: list[str], max_bytes: int) -> None:

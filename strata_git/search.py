@@ -13,9 +13,11 @@ see README "Search".
 
 from __future__ import annotations
 
+import math
 import os
-import sqlite3
 from typing import NamedTuple
+
+import sqlean as sqlite3
 
 from strata_git import catalog, names, safefs, shadow, textindex
 from strata_git.errors import BadName
@@ -68,91 +70,90 @@ def check(query: object, tier: str | None, limit: int, rank: str) -> str:
     return query
 
 
-COMMON = 0.2  # a term in more than this share of the documents is dropped while rarer ones remain
-
-
-def selective(db: sqlite3.Connection, vocab: str, terms: list[str], total: int) -> list[str]:
-    """The query's terms without those most documents contain: bm25 gives them almost no weight,
-    and scoring every document that has one is what would make a query slow. If every term is
-    common, the two rarest stay."""
-    if total < 200 or len(terms) < 2:
-        return terms
-    df = {}
+def idf_weights(db: sqlite3.Connection, terms: list[str]) -> list[tuple[str, float]]:
+    """(term, weight) for the terms any memory holds. FTS5's bm25() uses the classic idf,
+    log((N - n + 0.5) / (n + 0.5)), which falls to nothing for a word in half the memories
+    and is clamped there; Lucene's log(1 + (N - n + 0.5) / (n + 0.5)) keeps such words
+    counting a little, and finds the answer more often (README "Search"). One phrase's bm25
+    is its idf times its term-frequency part, so each term's score is scaled by
+    lucene idf / classic idf: exactly BM25 with Lucene's idf, tf and lengths still FTS5's."""
+    total = db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)").fetchone()[0]
+    out = []
     for t in terms:
-        if textindex.is_prefix(t):
-            row = db.execute(f"SELECT sum(doc) FROM {vocab} WHERE term >= ? AND term < ?", (t, t + "\U0010ffff"))
-        else:
-            row = db.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (t,))
-        df[t] = (row.fetchone() or (0,))[0] or 0
-    kept = [t for t in terms if df[t] <= COMMON * total]
-    return kept or sorted(terms, key=lambda t: df[t])[:2]
-
-
-def _run(db: sqlite3.Connection, table: str, sql: str, terms: list[str], args: tuple) -> list[tuple]:
-    """Run a MATCH query; if FTS5 still finds something to object to in a term (its tokenizer
-    splitting one where ours did not), drop the terms it refuses one by one and ask again."""
-    try:
-        return db.execute(sql, (textindex.expression(terms), *args)).fetchall()
-    except sqlite3.OperationalError as e:
-        if "fts5" not in str(e) and "syntax" not in str(e):
-            raise
-    usable = []
-    for t in terms:
-        try:
-            db.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 0", (textindex.expression([t]),))
-            usable.append(t)
-        except sqlite3.OperationalError:
+        row = db.execute("SELECT doc FROM docs_vocab WHERE term = ?", (t,)).fetchone()
+        if not row or not row[0]:
             continue
-    return db.execute(sql, (textindex.expression(usable), *args)).fetchall() if usable else []
+        n = row[0]
+        classic = math.log((total - n + 0.5) / (n + 0.5))
+        out.append((t, math.log(1 + (total - n + 0.5) / (n + 0.5)) / (classic if classic > 0 else 1e-6)))
+    return out
 
 
-def _live(repo: Repo, terms: list[str], tier: str | None, type: str | None, limit: int,
-          max_bytes: int) -> list[Hit]:
-    tiers = catalog.SEARCHED if tier is None else (tier,)
-    where, args = [f"m.tier IN ({','.join('?' * len(tiers))})"], [*tiers]
+# Every tier in one query: each term's bm25 (one single-phrase MATCH per term, scaled by its idf
+# weight) summed per memory, then each hit is found either among the live memories or among the
+# archived ones (an id is in exactly one of them). Ties: by name, then tier.
+_SQL = """
+WITH hit AS (SELECT id, sum(s) AS score FROM ({terms}) GROUP BY id)
+SELECT coalesce(m.tier, 'archive'), coalesce(m.name, substr(a.path, 9)), coalesce(m.title, a.title),
+       coalesce(m.type, a.type), hit.score, a.preview, a.commit_id, a.blob
+FROM hit LEFT JOIN memories m ON m.id = hit.id AND m.tier IN ('active', 'cooled')
+         LEFT JOIN archived a ON a.id = hit.id
+WHERE (m.path IS NOT NULL OR a.path IS NOT NULL) {where}
+ORDER BY hit.score, 2, 1 LIMIT ?
+"""
+
+
+def _query(db: sqlite3.Connection, terms: list[str], where: list[str], args: list, limit: int) -> list[tuple]:
+    weighted = idf_weights(db, terms)
+    if not weighted:
+        return []
+    # (FTS5's `rank` column, not a bm25() call: an auxiliary function cannot run inside a compound select)
+    part = (f"SELECT rowid AS id, rank * ? AS s FROM docs WHERE docs MATCH ? "
+            f"AND rank MATCH 'bm25({', '.join(map(str, WEIGHTS))})'")
+    sql = _SQL.format(terms=" UNION ALL ".join([part] * len(weighted)), where="".join(f" AND {w}" for w in where))
+    values = [v for t, w in weighted for v in (w, textindex.expression([t]))]
+    return db.execute(sql, (*values, *args, limit)).fetchall()
+
+
+def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limit: int,
+          max_bytes: int) -> list[tuple]:
+    where, args = [], []
+    if tier is not None:
+        where.append("coalesce(m.tier, 'archive') = ?")
+        args.append(tier)
     if type is not None:
-        where.append("m.type = ?")
+        where.append("coalesce(m.type, a.type) = ?")
         args.append(type)
-    sql = (f"SELECT m.tier, m.name, m.title, m.type, bm25(docs, 0, {', '.join(map(str, WEIGHTS))}) AS s "
-           f"FROM docs JOIN memories m ON m.path = docs.path WHERE docs MATCH ? AND {' AND '.join(where)} "
-           "ORDER BY s LIMIT ?")
-    with catalog.connect(repo) as db:
-        catalog.sync(repo, db, max_bytes, tiers)
-        total = db.execute("SELECT count(*) FROM memories").fetchone()[0]
-        rows = _run(db, "docs", sql, selective(db, "docs_vocab", terms, total), (*args, limit))
-    hits = []
-    for t, name, title, kind, score in rows:
-        try:
-            text = safefs.read(repo.root, f"{t}/{name}", max_bytes).decode("utf-8", "replace")
-        except Exception:  # noqa: BLE001 - gone since the scan: show no snippet rather than fail
-            text = ""
-        body = text.split("\n---", 1)[-1] if text.startswith("---") else text
-        hits.append(Hit(t, name[: -len(names.SUFFIX)], title or name[: -len(names.SUFFIX)], kind,
-                        float(f"{-score:.4g}"), catalog.clean(textindex.snippet(body, terms))))
-    return hits
-
-
-def _archived(repo: Repo, terms: list[str], type: str | None, limit: int) -> list[Hit]:
-    sql = (f"SELECT e.path, e.title, e.type, e.preview, e.commit_id, e.blob, "
-           f"bm25(terms, {', '.join(map(str, WEIGHTS))}) AS s FROM terms JOIN entries e ON e.id = terms.rowid "
-           f"WHERE terms MATCH ? {'AND e.type = ?' if type is not None else ''} ORDER BY s LIMIT ?")
     for attempt in (1, 2):
         try:
-            with shadow.connect(repo) as db:
-                total = db.execute("SELECT count(*) FROM entries").fetchone()[0]
-                rows = _run(db, "terms", sql, selective(db, "vocab", terms, total),
-                            (type, limit) if type is not None else (limit,))
-            break
+            with catalog.connect(repo) as db:
+                catalog.sync(repo, db, max_bytes, catalog.SEARCHED)
+                shadow.refresh_in(repo, db)
+                return _query(db, terms, where, args, limit)
         except sqlite3.DatabaseError:
             if attempt == 2:
                 raise
-            shadow.build(repo, repo.head())  # corrupt where only a query reaches: rebuild, then ask again
-    found = []
-    for path, title, kind, preview, commit, blob, score in rows:
-        name = path.partition("/")[2][: -len(names.SUFFIX)]
-        found.append(Hit("archive", name, title or name, kind, float(f"{-score:.4g}"), textindex.snippet(preview, terms),
-                         commit, blob))
-    return found
+            catalog.reset(repo)  # corrupt where only a query reaches: rebuilt, then asked again
+    return []
+
+
+def _hit(root: str, row: tuple, terms: list[str], max_bytes: int) -> Hit:
+    tier, name, title, kind, score, preview, commit, blob = row
+    name = name[: -len(names.SUFFIX)]
+    if tier == "archive":
+        return Hit(tier, name, title or name, kind, readable(score), textindex.snippet(preview or "", terms),
+                   commit or "", blob or "")
+    try:
+        text = safefs.read(root, f"{tier}/{name}{names.SUFFIX}", max_bytes).decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001 - gone since the scan: show no snippet rather than fail
+        text = ""
+    body = text.split("\n---", 1)[-1] if text.startswith("---") else text
+    return Hit(tier, name, title or name, kind, readable(score), catalog.clean(textindex.snippet(body, terms)))
+
+
+def readable(score: float) -> float:
+    """bm25 as people read it: higher is better, two decimals."""
+    return round(-score, 2) + 0.0
 
 
 def search(repo: Repo, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
@@ -162,17 +163,11 @@ def search(repo: Repo, query: str, *, tier: str | None = None, type: str | None 
     terms = textindex.query_terms(query)
     if not terms:
         return []  # nothing searchable in it (only punctuation, say): no hits, no error
-    hits: list[Hit] = []
-    if tier in (None, "active", "cooled"):
-        hits += _live(repo, terms, tier, type, limit, max_bytes)
-    if tier in (None, "archive"):
-        hits += _archived(repo, terms, type, limit)
-    order = {t: i for i, t in enumerate(names.TIERS)}
+    rows = _rows(repo, terms, tier, type, limit if rank == "merged" else MAX_LIMIT, max_bytes)
     if rank == "cascade":
-        hits.sort(key=lambda h: (order[h.tier], -h.score, h.name))
-    else:
-        hits.sort(key=lambda h: (-h.score, order[h.tier], h.name))
-    return [_with_summary(repo.root, h) for h in hits[:limit]]
+        order = {t: i for i, t in enumerate(names.TIERS)}
+        rows.sort(key=lambda r: (order[r[0]], r[4], r[1]))
+    return [_with_summary(repo.root, _hit(repo.root, r, terms, max_bytes)) for r in rows[:limit]]
 
 
 def _with_summary(root: str, hit: Hit) -> Hit:

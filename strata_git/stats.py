@@ -80,6 +80,7 @@ def gather(vault: Vault, now: int | None = None) -> dict:
                     "ratio": round(ctx.active_tokens / ctx.tokens, 1) if ctx.tokens else None},
         "archive": {"pruned": archive.is_pruned(repo), "archived_memories": len(rows),
                     "blobs_not_held_here": len(missing), "bytes_not_held_here": sum(sizes[b] for b in missing)},
+        "derived_bytes": catalog.derived_sizes(repo),
     }
 
 
@@ -105,4 +106,6 @@ def render(s: dict) -> str:
     a = s["archive"]
     lines.append(f"archive: {a['archived_memories']} archived; {a['blobs_not_held_here']} pruned from this clone, "
                  f"{a['bytes_not_held_here']:,} bytes saved here" + ("" if a["pruned"] else " (not pruned)"))
+    lines.append("derived state (.git/strata): " + ", ".join(f"{name} {size:,} bytes"
+                                                             for name, size in s["derived_bytes"].items()))
     return "\n".join(lines)

@@ -26,7 +26,7 @@ import subprocess
 from collections.abc import Callable
 from typing import NamedTuple
 
-from strata_git import access, archive, localedits, merge, migrate, mirror
+from strata_git import access, archive, localedits, merge, migrate, mirror, records
 from strata_git.config import Config
 from strata_git.errors import GitFailed, NotFound, Refused
 from strata_git.git import Repo, run
@@ -36,6 +36,7 @@ ATTEMPTS = 5
 TRACKING = "refs/remotes/{remote}/"
 REMOTE_ACCESS = access.REMOTE_REFS + "{remote}/access/"
 REMOTE_ARCHIVE = access.REMOTE_REFS + "{remote}/archive/"
+REMOTE_SHADOW = access.REMOTE_REFS + "{remote}/shadow/"
 RETRY = ("(fetch first)", "(non-fast-forward)", "(stale info)", "(already exists)")
 
 
@@ -132,7 +133,8 @@ def _fetch_args(w: Where) -> list[str]:
     return ["-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no",
             w.remote, f"+refs/heads/*:{TRACKING.format(remote=w.remote)}*",
             f"+{access.REF_PREFIX}*:{REMOTE_ACCESS.format(remote=w.remote)}*",
-            f"+{archive.VERIFIED_REFS}*:{REMOTE_ARCHIVE.format(remote=w.remote)}*"]
+            f"+{archive.VERIFIED_REFS}*:{REMOTE_ARCHIVE.format(remote=w.remote)}*",
+            f"+{records.REF_PREFIX}*:{REMOTE_SHADOW.format(remote=w.remote)}*"]
 
 
 def fetch(repo: Repo, w: Where, started: subprocess.Popen[bytes] | None = None) -> None:
@@ -157,6 +159,19 @@ def fetch_access_blobs(repo: Repo, remote: str, partial: bool = True) -> None:
     if refs:
         out = repo.git("rev-parse", *(f"{ref}:{access.BLOB}" for ref in refs), check=False).decode().split()
         _fetch_absent(repo, remote, partial, [o for o in out if len(o) == 40])
+
+
+def fetch_record_blobs(repo: Repo, remote: str, before: dict[str, str], partial: bool = True) -> None:
+    """A partial clone fetches other machines' shadow refs without their records: bring the new ones
+    (only what changed since `before`, {ref: commit} as it was before the fetch)."""
+    if not partial:
+        return
+    prefix = REMOTE_SHADOW.format(remote=remote)
+    wanted: set[str] = set()
+    for ref, oid in records.refs(repo).items():
+        if ref.startswith(prefix) and before.get(ref) != oid:
+            wanted.update(records.note_blobs(repo, before.get(ref), oid))
+    _fetch_absent(repo, remote, partial, sorted(wanted))
 
 
 def _refs(repo: Repo, names: list[str]) -> dict[str, str]:
@@ -307,6 +322,8 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
     tracking = TRACKING.format(remote=w.remote) + branch
     mine, mine_there = access.REF_PREFIX + machine, REMOTE_ACCESS.format(remote=w.remote) + machine
     before = _refs(repo, [tracking]).get(tracking)
+    shadow_mine, shadow_there = records.own_ref(repo), REMOTE_SHADOW.format(remote=w.remote) + machine
+    shadow_before = records.refs(repo)
     _note(progress, f"fetching from {w.remote}")
     # The fetch waits on the network: local edits are committed meanwhile (it only writes
     # remote-tracking refs and objects; the commit writes HEAD, the index and objects).
@@ -329,8 +346,10 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
             _note(progress, f"fetching from {w.remote} again (another machine pushed first)")
             listed = localedits.status(repo)
         fetch(repo, w, started if attempt == 1 else None)
-        refs = _refs(repo, [tracking, mine, mine_there])
+        refs = _refs(repo, [tracking, mine, mine_there, shadow_mine, shadow_there])
         fetch_access_blobs(repo, w.remote, w.partial)
+        fetch_record_blobs(repo, w.remote, shadow_before, w.partial)
+        shadow_before = records.refs(repo)
         theirs, ours = refs.get(tracking), repo.head_quick()
         ahead, behind = _ahead_behind(repo, ours, theirs)
         if before and theirs and before != theirs:  # did the remote lose commits it had?
@@ -351,11 +370,12 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
         if head != start:
             _refresh(repo, cfg, (changed, ours) if changed and ours else None)
         specs = [f"{head}:refs/heads/{branch}"] if head and head != theirs else []
-        if refs.get(mine) and refs.get(mine) != refs.get(mine_there):
-            specs.append(f"{mine}:{mine}")
+        for ref, there in ((mine, mine_there), (shadow_mine, shadow_there)):
+            if refs.get(ref) and refs.get(ref) != refs.get(there):
+                specs.append(f"{ref}:{ref}")
         _note(progress, f"pushing to {w.remote}")
         if push(repo, w, specs):
-            for ref, oid in ((tracking, head), (mine_there, refs.get(mine))):
+            for ref, oid in ((tracking, head), (mine_there, refs.get(mine)), (shadow_there, refs.get(shadow_mine))):
                 if specs and oid:  # what the remote has now, as a fetch would record it
                     repo.git("update-ref", ref, oid)
             pushed_to = mirror.push_mirrors(repo, w, branch)

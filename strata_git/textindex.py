@@ -1,11 +1,19 @@
-"""Turning text into search terms, the same way for memories and for queries.
+"""Turning text into search terms, the same way for memories, for archive records and for queries.
 
 SQLite FTS5's unicode61 tokenizer splits on spaces and punctuation, which leaves a
 Chinese or Japanese sentence as one giant token. So text is tokenized here, before
-FTS5 sees it: words are lower-cased and NFKC-folded, and every run of Han, kana or
-Hangul becomes its overlapping two-character pieces ("记忆系统" -> "记忆 忆系 系统"),
-so a two-character query word matches inside a longer run. A query is built from
-the same tokens, each one quoted, so no text an agent types can be FTS5 syntax.
+FTS5 sees it, in two steps:
+
+1. `tokens()`: words, lower-cased and NFKC-folded, and every run of Han, kana or Hangul
+   as its overlapping two-character pieces ("记忆系统" -> "记忆 忆系 系统"), so a
+   two-character query word matches inside a longer run. An archive record keeps these
+   surface tokens with their counts, so it never depends on the rules of step 2.
+2. `terms()`: stop words dropped and every other word reduced to its Snowball (English)
+   stem, so "hosted", "hosts" and "hosting" are one term. This is the ranking policy,
+   applied when the index is built: changing it rebuilds the index, never the records.
+
+A query goes through the same two steps and each term is quoted, so no text an agent
+types can be FTS5 syntax.
 """
 
 from __future__ import annotations
@@ -13,24 +21,36 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
+
+import Stemmer
 
 # Han (incl. extension A and compatibility), Hiragana, Katakana, Hangul syllables and jamo.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u31f0-\u31ff"
 # What FTS5's unicode61 keeps together (letters and digits), so each token stays one FTS5 token.
-_TOKEN = re.compile(f"[{_CJK}]+|[^\\W_]+", re.UNICODE)
+# A CJK run is its own token even when a Latin word touches it ("heron项目" -> "heron", "项目").
+_TOKEN = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+", re.UNICODE)
 _CJK_RUN = re.compile(f"^[{_CJK}]")
 MAX_QUERY_TERMS = 32
 MAX_TOKEN_CHARS = 64
+# English stop words (the common NLTK list, which bm25s and most BM25 setups use), plus the
+# pieces contractions leave ("don't" -> "don", "t").
 STOPWORDS = frozenset("""
-a an and are as at be but by can did do does for from had has have how i if in into is it its
-me my no not of on or our so that the their them then there these they this to was we were what
-when where which who why will with you your about after all also any been before being both
-could each few more most other some such than too very would should just over under again
+i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her
+hers herself it its itself they them their theirs themselves what which who whom this that these
+those am is are was were be been being have has had having do does did doing a an the and but if or
+because as until while of at by for with about against between into through during before after
+above below to from up down in out on off over under again further then once here there when where
+why how all any both each few more most other some such no nor not only own same so than too very s
+t can will just don should now d ll m o re ve y ain aren couldn didn doesn hadn hasn haven isn ma
+mightn mustn needn shan shouldn wasn weren won wouldn would could also
 """.split())
+_STEMMER = Stemmer.Stemmer("english")
+_STEMMER.maxCacheSize = 100_000  # distinct words of a large memory repository; a dict lookup each
 
 
 def tokens(text: str) -> list[str]:
-    """Search tokens of `text`, in order (duplicates kept)."""
+    """Surface tokens of `text`, in order (duplicates kept)."""
     out: list[str] = []
     for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
         word = match.group()
@@ -41,39 +61,56 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+def _term(token: str) -> str:
+    return token if _CJK_RUN.match(token) else _STEMMER.stemWord(token)
+
+
+def terms(surface: Iterable[str]) -> list[str]:
+    """Index terms of surface tokens, in order: stop words dropped, the rest stemmed."""
+    return [_term(t) for t in surface if t not in STOPWORDS]
+
+
+def counted_terms(counts: dict[str, int]) -> Counter[str]:
+    """{term: count} from {surface token: count} (words that share a stem add up)."""
+    out: Counter[str] = Counter()
+    for token, n in counts.items():
+        if token not in STOPWORDS:
+            out[_term(token)] += n
+    return out
+
+
 def indexed(text: str) -> str:
-    """`text` as FTS5 should store it: tokens joined by spaces."""
-    return " ".join(tokens(text))
+    """`text` as the full-text index holds it: its terms joined by spaces."""
+    return " ".join(terms(tokens(text)))
+
+
+def spelled_out(counts: Counter[str]) -> str:
+    """A document FTS5 scores exactly like the text the counts came from (bm25 looks at how often
+    each term occurs and how many there are, never at their order): each term `count` times."""
+    return " ".join(" ".join([t] * counts[t]) for t in sorted(counts))
+
+
+def document(title: str, tags: Iterable[str], type_: str, name: str, body: Counter[str]) -> tuple[str, str, str]:
+    """(title, tags, body) columns as the index holds one memory, live or archived alike: the same
+    text gives the same columns, so an archived memory scores exactly as it did live. `body`
+    counts the surface tokens of the memory's body; its name's words are part of the body."""
+    return (indexed(title), indexed(" ".join(tags) + " " + type_),
+            spelled_out(counted_terms(Counter(tokens(name.replace("/", " "))) + body)))
 
 
 def query_terms(query: str) -> list[str]:
-    """A query's distinct tokens, stop words dropped when others remain, at most MAX_QUERY_TERMS."""
-    seen = list(dict.fromkeys(tokens(query)))
-    return ([t for t in seen if t not in STOPWORDS] or seen)[:MAX_QUERY_TERMS]
-
-
-def is_prefix(term: str) -> bool:
-    """Words of 4+ letters also match as prefixes ("deploy" finds "deployment"); CJK pieces need not."""
-    return len(term) >= 4 and not _CJK_RUN.match(term)
+    """A query's distinct terms (stop words dropped, stemmed), at most MAX_QUERY_TERMS."""
+    return list(dict.fromkeys(terms(tokens(query))))[:MAX_QUERY_TERMS]
 
 
 def expression(terms: list[str]) -> str:
     """An FTS5 MATCH expression: each term quoted (so no text is ever FTS5 syntax), OR-ed."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' + ("*" if is_prefix(t) else "") for t in terms)
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
 def match_expression(query: str) -> str:
-    """The MATCH expression for any text; "" when it has no searchable token."""
+    """The MATCH expression for any text; "" when it has no searchable term."""
     return expression(query_terms(query))
-
-
-def keywords(text: str, limit: int = 48) -> list[str]:
-    """The `limit` most frequent non-stop-word tokens (ties: first occurrence first)."""
-    counts = Counter(t for t in tokens(text) if t not in STOPWORDS and (len(t) > 1 or _CJK_RUN.match(t)))
-    first: dict[str, int] = {}
-    for i, t in enumerate(counts):
-        first[t] = i
-    return sorted(counts, key=lambda t: (-counts[t], first[t]))[:limit]
 
 
 def preview(body: str, limit: int = 160) -> str:

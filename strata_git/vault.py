@@ -79,6 +79,7 @@ class Status(NamedTuple):
     archive: dict  # pruned?, archived blobs held here, last verification, shadow index commit
     conflicts: list[dict]  # open conflict copies a sync left (see conflicts.py)
     sync: dict  # the sync remote, and commits ahead of / behind it as of the last fetch
+    derived: dict[str, int]  # bytes of each derived-state file under .git/strata (all rebuildable)
 
     def as_dict(self) -> dict:
         return self._asdict()
@@ -682,14 +683,33 @@ class Vault:
             return Change("resolve", norm, f"active/{norm}", commit, subject.split(": ", 2)[-1])
 
     def reindex(self) -> dict:
-        """Rebuild the shadow index from history and the catalog from the working tree."""
-        from strata_git import catalog, shadow
+        """Upgrade archived memories that lack a full shadow record (archived by an older version,
+        or by hand) to one, then rebuild the catalog from the working tree and the shadow index
+        from history. Blobs held here are read here; the others are fetched from the archive
+        remote in one batch. Offline, what could not be upgraded is named and keeps its old row."""
+        from strata_git import archive, catalog, records, shadow
+        from strata_git.errors import StrataError
 
-        archived = shadow.build(self.repo, self.repo.head())
-        catalog.reset(self.repo)
-        scan = self.refresh_router()
+        with self.locked():
+            lacking = [row for row in shadow.all_rows(self.repo) if row.source != "record"]
+            blobs = sorted({row.blob for row in lacking})
+            missing = set(archive.absent(self.repo, blobs))
+            held = [b for b in blobs if b not in missing]
+            raw = dict(zip(held, self.repo.objects(held), strict=True))
+            unreachable = ""
+            try:
+                raw |= archive.borrow(self.repo, self.cfg, sorted(missing))
+            except StrataError as e:
+                unreachable = e.message
+            made = {b: records.make(data, b, self.cfg.record_max_terms) for b, data in raw.items() if data is not None}
+            written = records.write(self.repo, made, (self.cfg.janitor_name, self.cfg.janitor_email))
+            catalog.reset(self.repo)
+            archived = shadow.build(self.repo, self.repo.head())
+            scan = self.refresh_router()
+        left = sorted(row.name for row in lacking if row.blob not in made)
         return {"archived": archived, "active_and_cooled": sum(1 for e in scan.entries if e.tier != "archive"),
-                "shadow_commit": self.repo.head()}
+                "shadow_commit": self.repo.head(), "records_written": written, "upgraded": len(lacking) - len(left),
+                "not_upgraded": left, "unreachable": unreachable}
 
     def log(self, name: str | None = None, limit: int = 50) -> list[dict]:
         """Migrations, newest first, from the janitor commits' trailers (optionally of one memory)."""
@@ -719,15 +739,18 @@ class Vault:
         uncommitted = [item[3:] for item in dirty.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3]
         problems = [f"{e.path}: {e.problem}" for e in scan.entries if e.problem]
         problems += [f"{p}: not a memory (only .md files belong in tier folders)" for p in scan.strays]
+        from strata_git import conflicts, serve, shadow
+
+        archive_state = self._archive_state()
+        problems += shadow.warnings(self.repo)
         branch = self.repo.git("symbolic-ref", "-q", "--short", "HEAD", check=False).decode().strip()
-        from strata_git import conflicts, serve
 
         return Status(self.repo.root, branch or "(detached)", self.repo.head(), tiers,
                       hooks.state(self.repo), self.cfg.as_dict(), uncommitted, problems, serve.running(self.repo),
-                      self._archive_state(),
+                      archive_state,
                       conflicts.open_conflicts(self.repo.root, [e.name for e in scan.entries if e.tier == "active"],
                                                self._tracked_copies()),
-                      self._sync_state(branch))
+                      self._sync_state(branch), _derived(self.repo))
 
     def _tracked_copies(self) -> list[str]:
         """Tracked files outside the tiers that look like conflict copies (`PATH.conflict-<hex>`)."""
@@ -745,8 +768,8 @@ class Vault:
     def _archive_state(self) -> dict:
         from strata_git import archive, shadow
 
-        shadow.refresh(self.repo)
-        blobs = sorted({row.blob for row in shadow.all_rows(self.repo)})
+        rows = shadow.all_rows(self.repo)
+        blobs = sorted({row.blob for row in rows})
         records = self.repo.git("for-each-ref", "--format=%(refname:lstrip=3) %(objectname)",
                                 archive.VERIFIED_REFS).decode().split("\n")
         last = None
@@ -761,4 +784,12 @@ class Vault:
                 if last else None)
         return {"pruned": archive.is_pruned(self.repo), "memories": len(blobs),
                 "held_blobs": len(blobs) - len(archive.absent(self.repo, blobs)), "last_verified": when,
-                "shadow_commit": shadow.reflects(self.repo)}
+                "shadow_commit": shadow.reflects(self.repo),
+                "indexed_from": {source: sum(1 for r in rows if r.source == source)
+                                 for source in ("record", "trailer", "name")}}
+
+
+def _derived(repo: Repo) -> dict[str, int]:
+    from strata_git import catalog
+
+    return catalog.derived_sizes(repo)
