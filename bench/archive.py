@@ -261,7 +261,7 @@ def shadow_sizes(root: Path, tmp_path: Path, env: dict[str, str]) -> dict:
     """The shadow index's bytes (the catalog with every live row removed, compacted, vacuumed) and the
     records' bytes (raw, and packed alone in a scratch repository), each against the raw bytes of the
     archived memories they cover."""
-    import sqlean
+    import sqlite3
 
     from strata_git import catalog, shadow
     from strata_git.git import discover
@@ -270,7 +270,7 @@ def shadow_sizes(root: Path, tmp_path: Path, env: dict[str, str]) -> dict:
     archived_raw = sum(r.size for r in shadow.all_rows(repo))
     copy = tmp_path / "shadow-only.sqlite"
     shutil.copy(root / ".git/strata/catalog.sqlite", copy)
-    db = sqlean.connect(copy)
+    db = sqlite3.connect(copy)
     with db:
         for i, cols in db.execute("SELECT id, cols FROM live_docs").fetchall():
             db.execute("INSERT INTO docs (docs, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)",

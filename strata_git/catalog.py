@@ -14,20 +14,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import stat
 import zlib
 from contextlib import contextmanager
 from typing import NamedTuple
 from collections.abc import Iterable, Iterator
 
-import sqlean as sqlite3
-
 from strata_git.errors import StrataError
 from strata_git.memory import UNSAFE_TO_DISPLAY
 from strata_git.git import Repo
 from strata_git.names import SUFFIX, TIERS
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 DB = "catalog.sqlite"
 LEGACY_FILES = ("shadow.sqlite", "shadow.sqlite-journal")
 # Deleting at least this many rows at once (a prune, a rebuild) compacts the full-text index:
@@ -59,7 +58,9 @@ CREATE TABLE blob_types (oid TEXT PRIMARY KEY, type TEXT NOT NULL) WITHOUT ROWID
 -- frequencies, lengths) cover all of them and an archived memory scores as it did live.
 -- Contentless: it keeps no copy of any text (snippets come from the files and the records);
 -- contentless_delete lets a row go by its id alone, since a changed file's old text is gone.
-CREATE VIRTUAL TABLE docs USING fts5(title, tags, body, content = '', tokenize = "unicode61 remove_diacritics 2");
+-- body is the first column: a posting in FTS5's first column needs no column marker (two bytes
+-- of the six or so a posting costs); it holds nearly all of them.
+CREATE VIRTUAL TABLE docs USING fts5(body, title, tags, content = '', tokenize = "unicode61 remove_diacritics 2");
 -- A contentless row is removed by giving FTS5 back the exact values it indexed, so that its
 -- counts (documents, lengths) stay exact; contentless_delete would remove rows by id alone but
 -- never lowers those counts, and every edit would skew bm25. A live file's old text is gone

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import math
 import os
+import sqlite3
 from typing import NamedTuple
-
-import sqlean as sqlite3
 
 from strata_git import catalog, names, safefs, shadow, textindex
 from strata_git.errors import BadName
@@ -26,8 +25,8 @@ from strata_git.git import Repo
 RANKS = ("merged", "cascade")
 MAX_QUERY_CHARS = 100_000
 MAX_LIMIT = 1000
-# bm25 column weights: title, tags (and type), body.
-WEIGHTS = (5.0, 3.0, 1.0)
+# bm25 column weights, in the full-text table's column order: body, title, tags (and type).
+WEIGHTS = (1.0, 5.0, 3.0)
 
 
 class Hit(NamedTuple):

@@ -21,12 +21,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
-
-import sqlean as sqlite3
 
 from strata_git import catalog, names, records, textindex
 from strata_git.git import Repo

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import sqlean as sqlite3
+import sqlite3
 from pathlib import Path
 
 import pytest
