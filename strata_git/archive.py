@@ -380,7 +380,8 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
     from strata_git import records  # the archived memories' records go where their content goes
 
     own = records.own_ref(repo)
-    _push(repo, remote, url, [f"{head}:refs/heads/{branch}", *([f"{own}:{own}"] if own in records.refs(repo) else [])])
+    shadow_refs = [f"{own}:{own}"] if own in records.refs(repo) else []
+    _push(repo, remote, url, [f"{head}:refs/heads/{branch}", *shadow_refs])
     drop = candidates(repo, head)
     record = None
     if drop:

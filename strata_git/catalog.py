@@ -18,13 +18,16 @@ import sqlite3
 import stat
 import zlib
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from collections.abc import Iterable, Iterator
 
 from strata_git.errors import StrataError
 from strata_git.memory import UNSAFE_TO_DISPLAY
 from strata_git.git import Repo
 from strata_git.names import SUFFIX, TIERS
+
+if TYPE_CHECKING:
+    from strata_git.watch import Watch
 
 SCHEMA_VERSION = 9
 DB = "catalog.sqlite"
@@ -118,6 +121,7 @@ def _open(path: str) -> sqlite3.Connection:
             db.executescript("PRAGMA auto_vacuum = FULL;" + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
             with db:
                 _changed(db)  # a new database is a new generation, never one a process has cached
+                set_meta(db, "born", os.urandom(8).hex())  # (what a watch checks: see watch.py)
             for old in LEGACY_FILES:  # derived state of earlier versions, now held here
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(os.path.join(os.path.dirname(path), old))
@@ -293,9 +297,21 @@ def scan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024) -> Scan:
     return Scan(entries(db), sorted(strays))
 
 
-def sync(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: tuple[str, ...] = TIERS) -> list[str]:
+def sync(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: tuple[str, ...] = TIERS,
+         watch: Watch | None = None) -> list[str]:
     """Bring the rows of `tiers` in line with the working tree (re-reading only files whose
-    size, mtime or inode changed); the strays found."""
+    size, mtime or inode changed); the strays found. With a `watch` on exactly those tiers, only
+    the paths the kernel reported are re-examined when it can tell (strays are then not listed)."""
+    if watch is not None:
+        born = get_meta(db, "born")
+        changed = watch.take(born)
+        if changed is not None:
+            if changed:
+                update(repo, db, changed, limit)
+            return []
+        strays = sync(repo, db, limit, tiers)
+        watch.scanned(born)
+        return strays
     found: list[tuple[str, os.stat_result]] = []
     strays: list[str] = []
     for tier in tiers:

@@ -145,8 +145,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                                                           for k, n in a["indexed_from"].items() if n)
                      + ("" if a["indexed_from"]["record"] == a["memories"] else
                         " (`git strata reindex` upgrades the others to full records)"))
-    lines.append("derived state (.git/strata): " + ", ".join(f"{name} {size:,} bytes"
-                                                             for name, size in status.derived.items()))
+    files = ", ".join(f"{name} {size:,} bytes" for name, size in status.derived.items())
+    lines.append(f".git/strata (per-clone state, all rebuildable but machine-id): {files}")
     sync = status.sync
     lines.append(f"sync: {sync['remote']}, " + (f"{sync['ahead']} ahead, {sync['behind']} behind as of the last fetch"
                                                 if sync["ahead"] is not None else "never synced"))

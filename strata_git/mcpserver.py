@@ -70,6 +70,7 @@ class Server:
 
             self._vault = Vault.open(self.path)
             self._vault.agent = self.agent
+            self._vault.watch_files()  # a server searches again and again: the kernel says what changed
         else:  # a sync or a person may have changed the settings since the server started
             self._vault.cfg = config.load(self._vault.repo.root, self._vault.repo.state_dir())
         return self._vault

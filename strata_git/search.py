@@ -16,11 +16,14 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from strata_git import catalog, names, safefs, shadow, textindex
 from strata_git.errors import BadName
 from strata_git.git import Repo
+
+if TYPE_CHECKING:
+    from strata_git.watch import Watch
 
 RANKS = ("merged", "cascade")
 MAX_QUERY_CHARS = 100_000
@@ -115,7 +118,7 @@ def _query(db: sqlite3.Connection, terms: list[str], where: list[str], args: lis
 
 
 def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limit: int,
-          max_bytes: int) -> list[tuple]:
+          max_bytes: int, watch: Watch | None) -> list[tuple]:
     where, args = [], []
     if tier is not None:
         where.append("coalesce(m.tier, 'archive') = ?")
@@ -126,7 +129,7 @@ def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limi
     for attempt in (1, 2):
         try:
             with catalog.connect(repo) as db:
-                catalog.sync(repo, db, max_bytes, catalog.SEARCHED)
+                catalog.sync(repo, db, max_bytes, catalog.SEARCHED, watch)
                 shadow.refresh_in(repo, db)
                 return _query(db, terms, where, args, limit)
         except sqlite3.DatabaseError:
@@ -156,13 +159,14 @@ def readable(score: float) -> float:
 
 
 def search(repo: Repo, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
-           rank: str = "merged", max_bytes: int = 1024 * 1024) -> list[Hit]:
-    """The best `limit` hits for any text, over the tiers asked for (all by default)."""
+           rank: str = "merged", max_bytes: int = 1024 * 1024, watch: Watch | None = None) -> list[Hit]:
+    """The best `limit` hits for any text, over the tiers asked for (all by default). A long-running
+    caller passes its `watch` (see watch.py) so that only files the kernel reported are re-read."""
     check(query, tier, limit, rank)
     terms = textindex.query_terms(query)
     if not terms:
         return []  # nothing searchable in it (only punctuation, say): no hits, no error
-    rows = _rows(repo, terms, tier, type, limit if rank == "merged" else MAX_LIMIT, max_bytes)
+    rows = _rows(repo, terms, tier, type, limit if rank == "merged" else MAX_LIMIT, max_bytes, watch)
     if rank == "cascade":
         order = {t: i for i, t in enumerate(names.TIERS)}
         rows.sort(key=lambda r: (order[r[0]], r[4], r[1]))

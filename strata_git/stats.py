@@ -106,6 +106,6 @@ def render(s: dict) -> str:
     a = s["archive"]
     lines.append(f"archive: {a['archived_memories']} archived; {a['blobs_not_held_here']} pruned from this clone, "
                  f"{a['bytes_not_held_here']:,} bytes saved here" + ("" if a["pruned"] else " (not pruned)"))
-    lines.append("derived state (.git/strata): " + ", ".join(f"{name} {size:,} bytes"
-                                                             for name, size in s["derived_bytes"].items()))
+    files = ", ".join(f"{name} {size:,} bytes" for name, size in s["derived_bytes"].items())
+    lines.append(f".git/strata (per-clone state, all rebuildable but machine-id): {files}")
     return "\n".join(lines)

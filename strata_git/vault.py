@@ -24,6 +24,7 @@ from strata_git.git import Repo, discover
 if TYPE_CHECKING:
     from strata_git import cycle
     from strata_git.catalog import Entry, Scan
+    from strata_git.watch import Watch
 
 LOCK_WAIT = 30.0
 
@@ -109,6 +110,7 @@ class Vault:
         self.cfg = cfg
         self.recovered = ""  # what taking the lock last recovered from a killed move, if anything
         self.agent: str | None = None  # the agent's name, recorded in every commit's Strata-Agent trailer
+        self.watch: Watch | None = None  # set by watch_files() in a long-running process
 
     @classmethod
     def open(cls, path: str = ".") -> Vault:
@@ -633,7 +635,15 @@ class Vault:
         from strata_git import search
 
         return search.search(self.repo, query, tier=tier, type=type, limit=limit, rank=rank,
-                             max_bytes=self.cfg.max_memory_bytes)
+                             max_bytes=self.cfg.max_memory_bytes, watch=self.watch)
+
+    def watch_files(self) -> None:
+        """For a long-running process: learn which memories changed from the OS (inotify) instead
+        of a stat of every file before each search (see watch.py)."""
+        from strata_git import watch
+
+        if self.watch is None:
+            self.watch = watch.watch(self.repo.root)
 
     def archive(self, dry_run: bool = False):
         """Push archived content to the archive remote, verify it there, then prune it here."""

@@ -194,3 +194,23 @@ def test_a_record_that_vanishes_under_a_row_rebuilds_instead_of_corrupting(mem: 
     assert shadow.refresh(vault.repo) == "fresh"
     assert {r[8] for r in rows_only(mem)} == {"name"}
     assert len(rows_only(mem)) == len([r for r in before if len(r) == 9]) - 1
+
+
+def test_a_rewritten_or_shallow_history_never_breaks_search(mem: Path, tmp_path: Path):
+    from strata_git.vault import Vault
+
+    vault = seed_archive(mem, 6)
+    assert [(h.tier, h.name) for h in vault.search("token0003")] == [("archive", "notes/m0003")]
+    git(mem, "reset", "-q", "--hard", "HEAD~4")  # back before the archive commit: history rewritten
+    assert [(h.tier, h.name) for h in Vault.open(str(mem)).search("token0003")] == [("cooled", "notes/m0003")]
+    git(mem, "reset", "-q", "--hard", "ORIG_HEAD")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", mem.as_uri(), str(shallow))
+    # A plain shallow clone: one commit of history and no records (only `git strata` fetches them),
+    # so archived memories are found by name; reindex makes full records from the blobs it holds.
+    proc = strata(shallow, "search", "m0003", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [(h["tier"], h["name"]) for h in json.loads(proc.stdout)] == [("archive", "notes/m0003")]
+    assert strata(shallow, "reindex").returncode == 0
+    hits = json.loads(strata(shallow, "search", "token0003", "--json").stdout)
+    assert [(h["tier"], h["name"]) for h in hits] == [("archive", "notes/m0003")]
