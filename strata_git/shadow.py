@@ -119,9 +119,9 @@ def _made(repo: Repo, archived: dict[str, str], head: str, refs: dict[str, str],
     for path, blob in sorted(archived.items()):
         commit = (commits or {}).get(path, "")
         if blob in found:
-            made.append(_from_record(path, found[blob], commit or (legacy.get(blob) or ("",))[0]))
+            made.append(_from_record(path, found[blob], commit))
         elif blob in legacy:
-            made.append(_from_legacy(path, blob, legacy[blob][0], legacy[blob][1]))
+            made.append(_from_legacy(path, blob, commit or legacy[blob][0], legacy[blob][1]))
         else:
             made.append((Row(path, blob, commit, "", "note", (), 0, "", "name"), Counter()))
     return made, warnings

@@ -214,3 +214,16 @@ def test_a_rewritten_or_shallow_history_never_breaks_search(mem: Path, tmp_path:
     assert strata(shallow, "reindex").returncode == 0
     hits = json.loads(strata(shallow, "search", "token0003", "--json").stdout)
     assert [(h["tier"], h["name"]) for h in hits] == [("archive", "notes/m0003")]
+
+
+def test_status_and_stats_report_each_derived_file_and_how_the_archive_is_indexed(mem: Path):
+    seed_archive(mem, 4)
+    legacy_archive(mem, 2)
+    status = json.loads(strata(mem, "status", "--json").stdout)
+    assert status["derived"]["catalog.sqlite"] > 0 and "shadow.sqlite" not in status["derived"]
+    assert status["archive"]["indexed_from"] == {"record": 4, "trailer": 2, "name": 0}
+    text = strata(mem, "status").stdout.decode()
+    assert "archive indexed from: 4 records, 2 trailers (`git strata reindex` upgrades" in text
+    assert "catalog.sqlite" in text
+    stats = json.loads(strata(mem, "stats", "--json").stdout)
+    assert stats["derived_bytes"]["catalog.sqlite"] == os.path.getsize(mem / ".git/strata/catalog.sqlite")
