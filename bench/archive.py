@@ -3,17 +3,23 @@
     bash scripts/setup.sh bench
     .venv/bin/python bench/archive.py [--active 5000] [--archived 50000] [--json]
 
-Builds the repository with the real janitor (the archived memories were written in ten
-batches, so ten archive commits of 5,000 carry their shadow records), serves a bare
+Builds the repository with the real janitor (memories of 150-900 words, 1-6 KB, drawn from a
+Zipf law over 20,000 made-up words; the archived ones written in ten batches, so ten archive
+commits of 5,000 each write their shadow records), serves a bare
 remote with `git daemon` on 127.0.0.1, and prints, each beside its baseline from the
 same run:
 
-- search p50/p95 in-process (`Vault.search`) and end to end (`git strata search`),
-  against `git grep -i` over the same text (before pruning, when it is all on disk);
-- the full shadow rebuild from history, and the incremental update after one commit;
-- the size of `.git` after `git strata archive` against a fresh
+- search p50/p95 in-process (`Vault.search`, one-shot: a stat of every live file first; and
+  watched, as `git strata mcp` runs it: inotify), and end to end (`git strata search`), against
+  `git grep -i` over the same text (before pruning, when it is all on disk);
+- the full shadow rebuild from history and records, and the incremental update after one commit;
+- the shadow index (the catalog without its live rows) and the shadow records (raw, and packed
+  alone) against the raw bytes of the archived memories;
+- the size of `.git` after `git strata archive` against a fresh `git strata clone` and a plain
   `git clone --filter=blob:none --sparse` of the same remote;
-- rehydrating 200 archived memories over `git daemon` on a fresh `git strata clone`.
+- rehydrating 200 archived memories over `git daemon` on a fresh `git strata clone`;
+- `git strata reindex` upgrading every archived memory to a full record over `git daemon` (the
+  shadow refs deleted on that clone, as in a repository archived before records existed).
 """
 
 from __future__ import annotations
@@ -174,10 +180,21 @@ def main() -> None:
             t0 = time.perf_counter()
             vault.search(q, limit=10)
             inproc.append((time.perf_counter() - t0) * 1000)
+        vault.watch_files()  # as `git strata mcp` does: inotify instead of a stat of every file
+        vault.search("warm up")
+        watched = []
+        for i in range(args.samples):
+            q = queries[i % len(queries)]
+            t0 = time.perf_counter()
+            vault.search(q, limit=10)
+            watched.append((time.perf_counter() - t0) * 1000)
+        vault.watch.close()
+        vault.watch = None
         cli = [timed([str(BIN / "git-strata"), "search", q, "--json"], root, env) for q in queries[:30]]
         grep = [timed(["git", "grep", "-i", "-q", "-e", q.split()[0], "--", "active", "cooled", "archive"], root, env)
                 for q in queries[:30]]
         out["search"] = {"in_process_p50_ms": pct(inproc, 0.5), "in_process_p95_ms": pct(inproc, 0.95),
+                         "watched_p50_ms": pct(watched, 0.5), "watched_p95_ms": pct(watched, 0.95),
                          "cli_p50_ms": pct(cli, 0.5), "cli_p95_ms": pct(cli, 0.95),
                          "git_grep_i_p50_ms": pct(grep, 0.5), "marker_found_in_top5": f"{found}/{len(queries)}"}
 

@@ -1,14 +1,15 @@
-"""One search over all three tiers.
+"""One search over all three tiers, on one scale.
 
-active/ and cooled/ are searched in the catalog's full-text table, brought in line
-with the working tree first (a file saved a moment ago, committed or not, is found as
-it is now); archive/ is searched in the shadow index, fresh for HEAD. Scores are
-FTS5's bm25 (negated: higher is better) with title > tags and type > body.
+Every memory is a row of the catalog's one full-text table: active/ and cooled/ from the
+working tree, brought in line first (a file saved a moment ago, committed or not, is found
+as it is now), archive/ from its shadow record (see shadow.py), fresh for HEAD. So bm25's
+corpus statistics cover every tier and an archived memory scores exactly as it did live.
+Scores are BM25 with Lucene's idf (see idf_weights) over title > tags and type > body,
+negated so that higher is better.
 
 Two orders: `merged` (the default) sorts every hit by score whatever its tier;
-`cascade` lists active hits first, then cooled, then archive. The choice comes from
-bench/retrieval.py (recall@5 on queries with known answers spread over the tiers):
-see README "Search".
+`cascade` lists active hits first, then cooled, then archive. bench/retrieval.py
+measures both against an independent BM25: see README "Search".
 """
 
 from __future__ import annotations
