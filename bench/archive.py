@@ -174,20 +174,10 @@ def main() -> None:
                   [f"{marker(rng.choice(active_names))} {rng.choice(WORDS)}" for _ in range(25)]
         vault.search("warm up")
         found = sum(1 for q in queries if marker_hit(vault.search(q, limit=5), q))
-        inproc = []
-        for i in range(args.samples):
-            q = queries[i % len(queries)]
-            t0 = time.perf_counter()
-            vault.search(q, limit=10)
-            inproc.append((time.perf_counter() - t0) * 1000)
+        inproc = search_ms(vault, queries, args.samples)
         vault.watch_files()  # as `git strata mcp` does: inotify instead of a stat of every file
         vault.search("warm up")
-        watched = []
-        for i in range(args.samples):
-            q = queries[i % len(queries)]
-            t0 = time.perf_counter()
-            vault.search(q, limit=10)
-            watched.append((time.perf_counter() - t0) * 1000)
+        watched = search_ms(vault, queries, args.samples)
         vault.watch.close()
         vault.watch = None
         cli = [timed([str(BIN / "git-strata"), "search", q, "--json"], root, env) for q in queries[:30]]
@@ -326,6 +316,16 @@ def upgrade_all(laptop: Path, env: dict[str, str]) -> dict:
     done = json.loads(sh([str(BIN / "git-strata"), "reindex", "--json"], laptop, env))
     return {"reindex_s": round(time.perf_counter() - t0, 1), "upgraded": done["upgraded"],
             "not_upgraded": len(done["not_upgraded"])}
+
+
+def search_ms(vault, queries: list[str], samples: int) -> list[float]:
+    """Milliseconds of `samples` in-process searches, cycling through `queries`."""
+    out = []
+    for i in range(samples):
+        t0 = time.perf_counter()
+        vault.search(queries[i % len(queries)], limit=10)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
 
 
 def marker_hit(hits: list, query: str) -> bool:
