@@ -1,8 +1,9 @@
 """The audit trail: janitor commits read back from `git log` (`log`, `why`).
 
 Every migration commit carries one `Strata-Move:` trailer per move, a JSON object with
-action, name, from, to, rule and evidence (age_days, last_read, reads), so the history
-itself is the record and `git revert` of such a commit is the undo.
+action, name, from and to (tiers; commits before that named the paths), rule and evidence
+(age_days, last_read, reads), so the history itself is the record and `git revert` of such
+a commit is the undo.
 """
 
 from __future__ import annotations
@@ -38,10 +39,22 @@ def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[dic
                 move = json.loads(value)
             except ValueError:
                 continue
+            if not isinstance(move, dict):
+                continue
             if name is None or move.get("name") == names.display(name):
-                found.append({"commit": commit, "time": int(stamp), "date": _day(int(stamp)), **move})
+                found.append({"commit": commit, "time": int(stamp), "date": _day(int(stamp)), **_paths(move)})
                 if len(found) >= limit:
                     return found
+    return found
+
+
+def _paths(move: dict) -> dict:
+    """A move with `from` and `to` as paths: janitor commits record just the tiers (older ones the
+    paths), since the paths follow from the name."""
+    found = dict(move)
+    for key in ("from", "to"):
+        if found.get(key) in names.TIERS and isinstance(found.get("name"), str):
+            found[key] = f"{found[key]}/{found['name']}{names.SUFFIX}"
     return found
 
 

@@ -207,7 +207,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     lines = []
     for h in hits:
         where = f" · {h.commit[:12]} blob {h.blob[:12]}" if h.tier == "archive" and h.commit else ""
-        lines += [f"{h.tier:7} {h.name} · {h.title} · {h.type} · score {h.score:.3g}{where}", f"        {h.snippet}"]
+        lines += [f"{h.tier:7} {h.name} · {h.title} · {h.type} · score {h.score:.2f}{where}", f"        {h.snippet}"]
         gist = summary.gist(h.summary)
         lines += [f"        summary: {clean(gist)[:160]}"] if gist else []
     _emit(args, [h.as_dict() for h in hits], "\n".join(lines) or "no matches")

@@ -53,6 +53,11 @@ class Move(NamedTuple):
         return {"action": self.action, "name": self.name[:-3], "from": src, "to": dst, "rule": self.rule,
                 "age_days": self.age_days, "last_read": self.last_read, "reads": self.reads}
 
+    def trailer(self) -> dict:
+        """What the commit records: as_dict with tiers for from and to (the paths follow from the
+        name), so that a move's line is about 175 bytes plus its name. audit.py reads both forms."""
+        return {**self.as_dict(), "from": self.src, "to": self.dst}
+
 
 class Skip(NamedTuple):
     name: str

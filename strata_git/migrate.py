@@ -71,7 +71,7 @@ def refuse_unless_settled(repo: Repo, doing: str = "run the janitor") -> None:
 def message(plan: Plan, notes: list[str] = ()) -> str:
     """Subject `strata: cool 3, archive 1`, then one short JSON trailer per move. (An archived
     memory's shadow record lives beside history, on the shadow ref: see records.py.)"""
-    trailers = [f"Strata-Move: {json.dumps(m.as_dict(), ensure_ascii=False, separators=(',', ':'))}"
+    trailers = [f"Strata-Move: {json.dumps(m.trailer(), ensure_ascii=False, separators=(',', ':'))}"
                 for m in plan.moves]
     return (f"strata: {plan.summary()}\n\n"
             + "\n".join([*trailers, f"Strata-Planned-At: {plan.now}", *notes]) + "\n")

@@ -24,7 +24,13 @@ def rows_only(repo: Path) -> list[tuple]:
 
 
 def test_the_janitor_commit_carries_no_records_and_short_lines(mem: Path):
+    long = "notes/a-rather-long-memory-name-about-the-quarterly-planning-review-" + "x" * 10  # 80 characters
+    (mem / "active/notes").mkdir(parents=True)
+    (mem / f"active/{long}.md").write_text("# Long\n\nnamed\n")
     seed_archive(mem, 12)
+    moves = json.loads(strata(mem, "log", long, "--json").stdout)
+    assert {(m["from"], m["to"]) for m in moves} == {(f"active/{long}.md", f"cooled/{long}.md"),
+                                                     (f"cooled/{long}.md", f"archive/{long}.md")}
     log = git(mem, "log", "--format=%B%x00").stdout.decode()
     assert "Strata-Shadow" not in log
     assert all(len(line.encode()) <= 256 for line in log.splitlines())
