@@ -233,3 +233,37 @@ def test_status_and_stats_report_each_derived_file_and_how_the_archive_is_indexe
     assert "catalog.sqlite" in text
     stats = json.loads(strata(mem, "stats", "--json").stdout)
     assert stats["derived_bytes"]["catalog.sqlite"] == os.path.getsize(mem / ".git/strata/catalog.sqlite")
+
+
+def test_derived_state_shrinks_with_the_archive(mem: Path, tmp_path: Path):
+    """After `git strata archive`, this machine's .git is no larger than 1.3x a fresh `git strata
+    clone` of the same remote: the rows the live memories left behind are gone from the index."""
+    import random
+
+    remote = bare_remote(tmp_path / "remote.git")
+    git(mem, "remote", "add", "origin", str(remote))
+    rng = random.Random(1)
+    words = [f"w{i}" for i in range(3000)]
+    folder = mem / "active/notes"
+    folder.mkdir(parents=True)
+    for i in range(240):  # about 5 KB each, as in the report that found 10 MB of deleted rows
+        text = " ".join(rng.choices(words, k=800))
+        (folder / f"m{i:03d}.md").write_text(f"# Note {i}\n\n{text}\n")
+    git(mem, "add", "active")
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", "seed"], cwd=mem, check=True,
+                   env={**os.environ, "STRATA_INTERNAL": "1"})
+    assert strata(mem, "search", "w17").returncode == 0  # every memory is indexed live first
+    for when in (40, 200):
+        assert strata(mem, "janitor", "--now", f"@{T0 + when * DAY}").returncode == 0
+    assert strata(mem, "archive").returncode == 0
+    clone = tmp_path / "clone"
+    assert strata(tmp_path, "clone", str(remote), str(clone)).returncode == 0
+    for repo in (mem, clone):
+        git(repo, "gc", "-q")
+        assert strata(repo, "search", "w17").returncode == 0
+
+    def size(path: Path) -> int:
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+    assert size(mem / ".git/strata/catalog.sqlite") <= 1.3 * size(clone / ".git/strata/catalog.sqlite")
+    assert size(mem / ".git") <= 1.3 * size(clone / ".git")
