@@ -87,10 +87,17 @@ def make_repo(root: Path, texts: dict[str, str], spread: bool) -> None:
 
 
 def top(root: Path, qs: list[str]) -> list[list[tuple[str, float]]]:
+    """Each query's top ten (name, score); and checks that the counts bm25 uses are exact: FTS5's N
+    is the number of memories indexed, however many were deleted and re-added on the way."""
+    from strata_git import catalog, search
     from strata_git.vault import Vault
 
     vault = Vault.open(str(root))
-    return [[(h.name, h.score) for h in vault.search(q, limit=10)] for q in qs]
+    found = [[(h.name, h.score) for h in vault.search(q, limit=10)] for q in qs]
+    with catalog.connect(vault.repo) as db:
+        rows = db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)").fetchone()[0]
+        assert search.indexed_count(db) == rows == len(vault.list())
+    return found
 
 
 @pytest.mark.parametrize("seed", [3, 17])
