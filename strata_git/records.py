@@ -31,7 +31,6 @@ REF_PREFIX = "refs/strata/shadow/"
 VERSION = 2
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a 1 MiB memory's record is about its size: far above any real one
 MAX_TAGS = 100
-_TOKEN = re.compile(r"[^\W_]{1,64}")
 _OID = re.compile(r"[0-9a-f]{40}")
 
 
@@ -98,14 +97,22 @@ def parse(raw: bytes | None, blob: str) -> Record | str:
     return Record(blob, size, title, type_ or "note", tuple(clean(t) for t in tags), preview[:400], counts)
 
 
+# A record's words: `token` or `token:count` items, one space apart (checked in one regex pass).
+_ITEM = r"[^\W_]{1,64}(?::[1-9][0-9]{0,8})?"
+_WORDS = re.compile(f"(?:{_ITEM}(?: {_ITEM})*)?")
+
+
 def _counts(words: str) -> dict[str, int] | None:
-    counts: dict[str, int] = {}
-    for item in words.split():
-        token, _, n = item.partition(":")
-        if not _TOKEN.fullmatch(token) or token in counts or (n and not (n.isdigit() and 1 < int(n) < 1 << 31)):
-            return None
-        counts[token] = int(n) if n else 1
-    return counts
+    if not _WORDS.fullmatch(words):
+        return None
+    items = words.split(" ") if words else []
+    counts = dict.fromkeys(items, 1)  # most words occur once and are written bare
+    if ":" in words:
+        for item in [item for item in items if ":" in item]:
+            del counts[item]
+            token, _, n = item.partition(":")
+            counts[token] = int(n)
+    return counts if len(counts) == len(items) else None  # a token twice: not one we wrote
 
 
 def _path(blob: str) -> str:

@@ -61,21 +61,36 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+# token -> its term ("" for a stop word): a repository's vocabulary is tens of thousands of
+# words, each looked up millions of times when the index is rebuilt.
+_TERMS: dict[str, str] = {}
+_MAX_TERMS = 500_000
+
+
 def _term(token: str) -> str:
-    return token if _CJK_RUN.match(token) else _STEMMER.stemWord(token)
+    found = _TERMS.get(token)
+    if found is None:
+        found = "" if token in STOPWORDS else token if _CJK_RUN.match(token) else _STEMMER.stemWord(token)
+        if len(_TERMS) < _MAX_TERMS:
+            _TERMS[token] = found
+    return found
 
 
 def terms(surface: Iterable[str]) -> list[str]:
     """Index terms of surface tokens, in order: stop words dropped, the rest stemmed."""
-    return [_term(t) for t in surface if t not in STOPWORDS]
+    return [term for term in map(_term, surface) if term]
 
 
-def counted_terms(counts: dict[str, int]) -> Counter[str]:
-    """{term: count} from {surface token: count} (words that share a stem add up)."""
-    out: Counter[str] = Counter()
+def counted_terms(counts: dict[str, int], into: dict[str, int] | None = None) -> dict[str, int]:
+    """{term: count} from {surface token: count} (words that share a stem add up), added to `into`."""
+    out: dict[str, int] = {} if into is None else into
+    known = _TERMS  # (the loop of a rebuild: millions of tokens, so no call per known one)
     for token, n in counts.items():
-        if token not in STOPWORDS:
-            out[_term(token)] += n
+        term = known.get(token)
+        if term is None:
+            term = _term(token)
+        if term:
+            out[term] = out.get(term, 0) + n
     return out
 
 
@@ -84,18 +99,18 @@ def indexed(text: str) -> str:
     return " ".join(terms(tokens(text)))
 
 
-def spelled_out(counts: Counter[str]) -> str:
+def spelled_out(counts: dict[str, int]) -> str:
     """A document FTS5 scores exactly like the text the counts came from (bm25 looks at how often
     each term occurs and how many there are, never at their order): each term `count` times."""
-    return " ".join(" ".join([t] * counts[t]) for t in sorted(counts))
+    return "".join((t + " ") * counts[t] for t in sorted(counts)).rstrip()
 
 
-def document(title: str, tags: Iterable[str], type_: str, name: str, body: Counter[str]) -> tuple[str, str, str]:
+def document(title: str, tags: Iterable[str], type_: str, name: str, body: dict[str, int]) -> tuple[str, str, str]:
     """(title, tags, body) columns as the index holds one memory, live or archived alike: the same
     text gives the same columns, so an archived memory scores exactly as it did live. `body`
     counts the surface tokens of the memory's body; its name's words are part of the body."""
     return (indexed(title), indexed(" ".join(tags) + " " + type_),
-            spelled_out(counted_terms(Counter(tokens(name.replace("/", " "))) + body)))
+            spelled_out(counted_terms(Counter(tokens(name.replace("/", " "))), counted_terms(body))))
 
 
 def query_terms(query: str) -> list[str]:
