@@ -12,7 +12,9 @@ alternates, call by call so machine noise falls on both alike:
   lookup in history and the spotlighting), and the tool's own function called in-process (so
   the protocol's share shows: MCP minus tool); 200 memories read three times each, so first
   reads (provenance asked of history) and repeat reads at the same HEAD (remembered) show apart;
-- `search` for a marker word plus a common word: `Vault.search` against the `search` tool, the same way;
+- `search` for a marker word plus a common word: `Vault.search` against the `search` tool, the same way
+  (the API's vault scans the live files before each search, as a one-shot command does; the server's,
+  like the tool's own in-process, learns what changed from inotify, as a long-running process does);
 
 and prints p50/p95 of each with the MCP/API ratio (goal: ≤ 2x; search p95 through MCP
 ≤ 50 ms), then the boot context at the default budget: its size, the estimate for all active

@@ -68,7 +68,7 @@ CREATE VIRTUAL TABLE docs USING fts5(body, title, tags, content = '', tokenize =
 -- counts (documents, lengths) stay exact; contentless_delete would remove rows by id alone but
 -- never lowers those counts, and every edit would skew bm25. A live file's old text is gone
 -- once it changes, so its indexed values are kept here, compressed (terms sorted and spelled
--- out compress about 8:1). An archived row's are recomputed from its record instead.
+-- out compress about 4:1). An archived row's are recomputed from its record instead.
 CREATE TABLE live_docs (id INTEGER PRIMARY KEY, cols BLOB NOT NULL);
 CREATE VIRTUAL TABLE docs_vocab USING fts5vocab(docs, 'row');
 """
