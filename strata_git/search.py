@@ -110,16 +110,19 @@ def indexed_count(db: sqlite3.Connection) -> int:
 
 # Every tier in one query: each term's bm25 (one single-phrase MATCH per term, scaled by its idf
 # weight) summed per memory, then each hit is found either among the live memories or among the
-# archived ones (an id is in exactly one of them). Ties: by name, then tier.
+# archived ones (an id is in exactly one of them). Ties: by name, then tier. Without filters only
+# the best `limit` scores (and any tied with the last of them) are looked up, not every match.
 _SQL = """
-WITH hit AS (SELECT id, sum(s) AS score FROM ({terms}) GROUP BY id)
+WITH hit AS MATERIALIZED (SELECT id, sum(s) AS score FROM ({terms}) GROUP BY id),
+     best AS (SELECT id, score FROM hit {cut})
 SELECT coalesce(m.tier, 'archive'), coalesce(m.name, substr(a.path, 9)), coalesce(m.title, a.title),
-       coalesce(m.type, a.type), hit.score, a.preview, a.commit_id, a.blob
-FROM hit LEFT JOIN memories m ON m.id = hit.id AND m.tier IN ('active', 'cooled')
-         LEFT JOIN archived a ON a.id = hit.id
+       coalesce(m.type, a.type), best.score, a.preview, a.commit_id, a.blob
+FROM best LEFT JOIN memories m ON m.id = best.id AND m.tier IN ('active', 'cooled')
+          LEFT JOIN archived a ON a.id = best.id
 WHERE (m.path IS NOT NULL OR a.path IS NOT NULL) {where}
-ORDER BY hit.score, 2, 1 LIMIT ?
+ORDER BY best.score, 2, 1 LIMIT ?
 """
+_CUT = "WHERE score <= coalesce((SELECT score FROM hit ORDER BY score LIMIT 1 OFFSET ?), 0)"
 
 
 def _query(db: sqlite3.Connection, terms: list[str], where: list[str], args: list, limit: int) -> list[tuple]:
@@ -129,9 +132,10 @@ def _query(db: sqlite3.Connection, terms: list[str], where: list[str], args: lis
     # (FTS5's `rank` column, not a bm25() call: an auxiliary function cannot run inside a compound select)
     part = (f"SELECT rowid AS id, rank * ? AS s FROM docs WHERE docs MATCH ? "
             f"AND rank MATCH 'bm25({', '.join(map(str, WEIGHTS))})'")
-    sql = _SQL.format(terms=" UNION ALL ".join([part] * len(weighted)), where="".join(f" AND {w}" for w in where))
+    sql = _SQL.format(terms=" UNION ALL ".join([part] * len(weighted)), cut="" if where else _CUT,
+                      where="".join(f" AND {w}" for w in where))
     values = [v for t, w in weighted for v in (w, textindex.expression([t]))]
-    return db.execute(sql, (*values, *args, limit)).fetchall()
+    return db.execute(sql, (*values, *(() if where else (limit - 1,)), *args, limit)).fetchall()
 
 
 def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limit: int,
