@@ -2,7 +2,8 @@
 
 Lists used for filler prose are ordered from frequent to rare: corpus.py samples them
 with Zipf weights, so a few words ("release", "test") are everywhere and most are rare.
-Templates hold slots, {slot} or {slot:form}, that corpus.py fills.
+Templates hold slots, {slot} or {slot:form}, that corpus.py fills. Every name here (projects,
+people, vendors, places) is invented for the benchmark's made-up memories and refers to no one.
 """
 
 from typing import NamedTuple
