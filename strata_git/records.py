@@ -248,7 +248,10 @@ def write(repo: Repo, made: dict[str, bytes], author: tuple[str, str], now: int 
         return 0
     stamp = int(time.time()) if now is None else now
     subject = f"strata: {len(new)} shadow record{'s' if len(new) != 1 else ''}".encode()
-    parts = [f"commit {ref}\ncommitter {author[0]} <{author[1]}> {stamp} +0000\n".encode(),
+    # The identity comes from the shared config: nothing in it may end the line (or the <email>)
+    # and start a command of the stream, as git itself strips those from identities.
+    name, email = (re.sub(r"[\x00-\x1f<>]", "", part).strip() or "git-strata" for part in author)
+    parts = [f"commit {ref}\ncommitter {name} <{email}> {stamp} +0000\n".encode(),
              b"data %d\n" % len(subject), subject, b"\n"]
     if old:
         parts.append(f"from {old}\n".encode())

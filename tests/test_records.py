@@ -267,3 +267,19 @@ def test_derived_state_shrinks_with_the_archive(mem: Path, tmp_path: Path):
 
     assert size(mem / ".git/strata/catalog.sqlite") <= 1.3 * size(clone / ".git/strata/catalog.sqlite")
     assert size(mem / ".git") <= 1.3 * size(clone / ".git")
+
+
+def test_a_hostile_janitor_identity_cannot_inject_into_the_records_stream(mem: Path):
+    """The janitor's name comes from the shared config: a newline in it must not start a command
+    of the fast-import stream that writes the records."""
+    config = mem / ".strata/config.toml"
+    config.write_text(config.read_text().replace('name = "git-strata janitor"',
+                                                  'name = "evil\\nM 100644 inline zz/injected\\ndata 3\\nbad"'))
+    git(mem, "add", ".strata")
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", "config"], cwd=mem, check=True,
+                   env={**os.environ, "STRATA_INTERNAL": "1"})
+    seed_archive(mem, 3)
+    ref = git(mem, "for-each-ref", "--format=%(refname)", "refs/strata/shadow/").stdout.decode().strip()
+    paths = git(mem, "ls-tree", "-r", "--name-only", ref).stdout.decode().split()
+    assert len(paths) == 3 and "zz/injected" not in paths
+    assert "\n" not in git(mem, "log", "-1", "--format=%cn", ref).stdout.decode().strip()
