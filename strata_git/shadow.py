@@ -208,11 +208,11 @@ def _commits(repo: Repo, revs: str, paths: list[str]) -> dict[str, str]:
     return found
 
 
-def build_in(repo: Repo, db: sqlite3.Connection, head: str) -> int:
+def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str] | None = None) -> int:
     """Replace every archive row with rows for `head` (inside the caller's transaction). The
     full-text table is emptied and the live rows put back from what live_docs keeps: cheaper
     than recomputing each archived row's values to delete it, and it leaves no deleted data."""
-    refs = records.refs(repo)
+    refs = records.refs(repo) if refs is None else refs
     archived = _archived(repo, head) if head else {}
     made, warnings = _made(repo, archived, head, refs, _commits(repo, head, list(archived)) if head else {})
     db.execute("INSERT INTO docs (docs) VALUES ('delete-all')")
@@ -256,8 +256,8 @@ def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[
 
 def _upgrade(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]) -> None:
     """New records arrived (a sync, a reindex): rebuild the rows that lacked one."""
-    lacking = dict(db.execute("SELECT path, blob FROM archived WHERE source != 'record'").fetchall())
-    commits = dict(db.execute("SELECT path, commit_id FROM archived WHERE source != 'record'").fetchall())
+    rows = db.execute("SELECT path, blob, commit_id FROM archived WHERE source != 'record'").fetchall()
+    lacking, commits = {p: b for p, b, _ in rows}, {p: c for p, _, c in rows}
     if lacking:
         made, warnings = _made(repo, lacking, head, refs, commits)
         better = [(r, body) for r, body in made if r.source == "record"]
@@ -283,12 +283,12 @@ def refresh_in(repo: Repo, db: sqlite3.Connection) -> str:
     at = catalog.get_meta(db, "shadow_commit")
     try:
         if catalog.get_meta(db, "shadow_version") != VERSION or (at != head and not _forward(repo, db, at, head, refs)):
-            build_in(repo, db, head)
+            build_in(repo, db, head, refs)
             return "rebuilt"
         if catalog.get_meta(db, "shadow_refs") != _refs_state(refs):
             _upgrade(repo, db, head, refs)
     except Stale:  # (a record that changed or vanished under a row): the rows so far are replaced
-        build_in(repo, db, head)
+        build_in(repo, db, head, refs)
         return "rebuilt"
     return "updated"
 
