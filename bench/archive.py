@@ -79,8 +79,8 @@ def pct(values: list[float], q: float) -> float:
 
 
 def build(root: Path, active: int, archived: int, env: dict[str, str], rng: random.Random) -> None:
-    from strata_git.init import init
-    from strata_git.vault import Vault
+    from strata_git.app.init import init
+    from strata_git.app.vault import Vault
 
     init(str(root))
     batches = 10
@@ -158,8 +158,8 @@ def main() -> None:
     out: dict = {"active": args.active, "archived": args.archived}
     with workspace("strata-bench-", args.keep) as tmp_path:
         root, env = scaled(tmp_path, args, rng, out)
-        from strata_git import shadow
-        from strata_git.vault import Vault
+        from strata_git.store import shadow
+        from strata_git.app.vault import Vault
 
         vault = Vault.open(str(root))
         archived_names = [e.name[:-3] for e in vault.list(tier="archive")]
@@ -270,8 +270,8 @@ def shadow_sizes(root: Path, tmp_path: Path, env: dict[str, str]) -> dict:
     archived memories they cover."""
     import sqlite3
 
-    from strata_git import catalog, shadow
-    from strata_git.git import discover
+    from strata_git.store import catalog, shadow
+    from strata_git.gitio.git import discover
 
     repo = discover(str(root))
     archived_raw = sum(r.size for r in shadow.all_rows(repo))

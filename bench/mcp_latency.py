@@ -44,8 +44,8 @@ async def measure(root: Path, names: list[str], queries: list[str], samples: int
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    from strata_git.mcpserver import Server
-    from strata_git.vault import Vault
+    from strata_git.app.mcpserver import Server
+    from strata_git.app.vault import Vault
 
     vault = Vault.open(str(root))
     tool = Server(str(root))  # the tools' own work, in-process: what MCP adds beyond it is the protocol
@@ -100,7 +100,7 @@ def main() -> None:
     out: dict = {"active": args.active, "archived": args.archived}
     with archive_bench.workspace("strata-bench-mcp-", args.keep) as tmp_path:
         root, env = archive_bench.scaled(tmp_path, args, rng, out)
-        from strata_git.vault import Vault
+        from strata_git.app.vault import Vault
 
         vault = Vault.open(str(root))
         for i in range(3):

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import corpus  # noqa: E402
 import retrieval  # noqa: E402
 
-from strata_git import textindex  # noqa: E402
+from strata_git.core import textindex  # noqa: E402
 
 
 def fields(m: corpus.Memory, name: bool = True) -> list[Counter[str]]:

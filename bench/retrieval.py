@@ -73,8 +73,8 @@ def build(root: Path, memories: list[corpus.Memory], env: dict[str, str], record
     """One commit per day of writing, oldest first, dated that day; then two janitor cycles
     at NOW (the first cools the old memories, the second archives the oldest). With
     `record_max_terms`, that cap is set (and committed) in the config first."""
-    from strata_git.init import init
-    from strata_git.vault import Vault
+    from strata_git.app.init import init
+    from strata_git.app.vault import Vault
 
     init(str(root))
     if record_max_terms is not None:
@@ -101,7 +101,7 @@ def build(root: Path, memories: list[corpus.Memory], env: dict[str, str], record
 def set_record_cap(root: Path, cap: int, env: dict[str, str]) -> None:
     """`record_max_terms = cap` in [archive] of the new repository's config, checked as strata
     reads it, and committed (unless init's template already says so)."""
-    from strata_git import config
+    from strata_git.core import config
 
     path = root / config.CONFIG_PATH
     line = f"record_max_terms = {cap}"
@@ -169,14 +169,14 @@ def record_sizes(work: Path, root: Path, env: dict[str, str]) -> dict[str, int]:
 
 def tiers_of(root: Path) -> dict[str, str]:
     """Each memory's tier, as the repository has it (name without .md)."""
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     return {e.name[:-3]: e.tier for e in Vault.open(str(root)).list()}
 
 
 def strata_ranks(root: Path, questions: list[corpus.Question], rank: str) -> list[int | None]:
     """The 1-based place of each question's answer among `Vault.search`'s hits, or None."""
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     vault = Vault.open(str(root))
     out = []
@@ -330,7 +330,7 @@ def cap_run(work: Path, cap: int, memories: list[corpus.Memory], questions: list
             env: dict[str, str]) -> tuple[dict, list[int | None]]:
     """Build the corpus again with `record_max_terms = cap`, archive and prune, ask every question
     (merged), and measure the records and the catalog: the row, and the ranks."""
-    from strata_git import catalog
+    from strata_git.store import catalog
 
     progress(f"record_max_terms = {cap}")
     started = time.perf_counter()

@@ -1,3 +1,3 @@
-from strata_git.cli import main
+from strata_git.app.cli import main
 
 raise SystemExit(main())

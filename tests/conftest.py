@@ -51,7 +51,7 @@ def strata(cwd: Path, *args: str, input: bytes | None = None, env: dict | None =
 @pytest.fixture
 def mem(tmp_path: Path) -> Path:
     """A freshly initialized memory repository."""
-    from strata_git.init import init
+    from strata_git.app.init import init
 
     root = tmp_path / "mem"
     init(str(root))
@@ -60,7 +60,7 @@ def mem(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def vault(mem: Path):
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     return Vault.open(str(mem))
 

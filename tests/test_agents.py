@@ -27,7 +27,7 @@ def populate(vault, memories: int = 60) -> None:
 
 
 def test_context_respects_every_budget_always_has_the_rejections_and_is_deterministic(vault, monkeypatch):
-    from strata_git import context
+    from strata_git.core import context
 
     populate(vault)
     for role in ("AUTHOR", "COMMITTER"):  # a later change: decisions/db becomes the newest
@@ -261,7 +261,7 @@ def test_summaries_show_in_search_results_through_mcp(mem: Path):
 # -- provenance and stats -------------------------------------------------------------------------
 
 def test_every_interface_records_where_a_change_came_from(mem: Path, vault):
-    from strata_git import hygiene
+    from strata_git.core import hygiene
 
     strata(mem, "write", "a", "-m", "from the cli")
     assert hygiene.provenance(vault.repo, "a.md")["via"] == "cli"
@@ -273,7 +273,7 @@ def test_every_interface_records_where_a_change_came_from(mem: Path, vault):
 
 
 def test_flags_find_invisible_and_steering_text_and_leave_plain_text_alone():
-    from strata_git.hygiene import flags
+    from strata_git.core.hygiene import flags
 
     assert flags("plain text, café, 日本語, emoji 🎉, Ελληνικά, עברית") == []
     assert flags("\ufeffa memory starting with a byte order mark") == []
@@ -303,7 +303,7 @@ def test_stats_report_tiers_moves_reads_freshness_and_savings(mem: Path, vault):
 # -- what a review found ----------------------------------------------------------------------------
 
 def test_a_recall_or_an_uncommitted_edit_does_not_launder_provenance(mem: Path, vault):
-    from strata_git import hygiene
+    from strata_git.core import hygiene
 
     vault.agent = "webbot"
     vault.write("notes/x", b"from a web page\n")
@@ -389,7 +389,7 @@ def test_two_machines_summarizing_the_same_cooling_converge_without_a_copy(tmp_p
         summary_command(root, f"print(\"made by {word}\")")
     a.sync(), b.sync()
     a.sync()
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     a, b = (Vault.open(v.repo.root) for v in (a, b))  # with the config the sync brought
     for v in (a, b):
@@ -412,7 +412,8 @@ def test_provenance_of_a_memory_two_machines_merged_says_so(tmp_path: Path):
     from test_sync import KODA, make_machines
 
     from conftest import bare_remote
-    from strata_git import hygiene, safefs
+    from strata_git.core import hygiene
+    from strata_git.gitio import safefs
 
     (tmp_path / "served").mkdir()
     remote = bare_remote(tmp_path / "served" / "mem.git")
@@ -439,7 +440,7 @@ def test_a_janitor_killed_while_cooling_with_summaries_recovers_to_one_consisten
     from test_janitor_crash import STRATA, memory_files_on_disk, memory_names_in_head
 
     template = tmp_path / "template"
-    from strata_git.init import init
+    from strata_git.app.init import init
 
     init(str(template))
     set_summary(template, "extractive")
@@ -479,7 +480,7 @@ def test_hostile_text_costs_linear_time_in_flags_and_summaries(mem: Path):
     lock); run in a child so a regression fails here instead of hanging the suite."""
     import subprocess
 
-    script = ("from strata_git import hygiene, summary\n"
+    script = ("from strata_git.core import hygiene\nfrom strata_git.store import summary\n"
               "t = '![a](http://x?' * 40000 + 'seg/' * 100000 + '/a' * 50000\n"
               "hygiene.flags(t)\n"
               "summary.extractive(t.encode(), 'x')\n"
@@ -489,7 +490,7 @@ def test_hostile_text_costs_linear_time_in_flags_and_summaries(mem: Path):
 
 
 def test_removing_claimed_keys_leaves_every_other_byte_as_written():
-    from strata_git.hygiene import drop_claims
+    from strata_git.core.hygiene import drop_claims
 
     raw = (b"---\n# kept comment\ntitle: Plan\ntrust: 1\nversion: 1.10\nprovenance:\n  via: user\nzip: 0123\n"
            b"when: 12:30\nStrata_X: [a,\n  b]\ntags:\n- a\n---\nbody\n")

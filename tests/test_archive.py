@@ -31,7 +31,7 @@ def body(i: int) -> str:
 
 def seed_archive(mem: Path, n: int, active: int = 3):
     """`n` memories moved active -> cooled -> archive by the janitor, plus `active` live ones."""
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     folder = mem / "active/notes"
     folder.mkdir(parents=True, exist_ok=True)
@@ -73,8 +73,8 @@ def held(repo: Path, oid: str) -> bool:
 
 
 def shadow_rows(repo: Path) -> list[tuple]:
-    from strata_git import shadow
-    from strata_git.git import discover
+    from strata_git.store import shadow
+    from strata_git.gitio.git import discover
 
     r = discover(str(repo))
     with shadow.connect(r) as db:
@@ -213,7 +213,7 @@ def test_archive_refuses_uncommitted_changes_in_archive(setup, mem: Path):
 
 
 def test_janitor_prunes_after_the_cycle_when_configured(mem: Path, tmp_path: Path):
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     remote = bare_remote(tmp_path / "remote.git")
     git(mem, "remote", "add", "origin", str(remote))
@@ -257,7 +257,7 @@ def test_reindex_on_a_fresh_clone_equals_the_original_without_fetching(setup, me
 
 
 def test_incremental_update_equals_a_full_rebuild(mem: Path, tmp_path: Path):
-    from strata_git import shadow
+    from strata_git.store import shadow
 
     vault = seed_archive(mem, 10)
     shadow.refresh(vault.repo)
@@ -276,7 +276,7 @@ def test_incremental_update_equals_a_full_rebuild(mem: Path, tmp_path: Path):
 
 @pytest.mark.parametrize("damage", ["delete", "truncate", "garbage", "middle", "old-schema"])
 def test_a_damaged_shadow_index_is_detected_and_rebuilt(setup, mem: Path, damage: str):
-    from strata_git import shadow
+    from strata_git.store import shadow
 
     vault, _ = setup
     expected = [h.as_dict() for h in vault.search("copper token0004")]
@@ -439,14 +439,14 @@ def test_recall_by_query_and_cooled_recall(setup, mem: Path):
 
 
 def test_an_interrupted_recall_is_finished_by_the_next_command(setup, mem: Path, monkeypatch):
-    from strata_git import migrate
+    from strata_git.gitio import txn
 
     vault, _ = setup
 
     def killed(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(migrate, "_finish", killed)
+    monkeypatch.setattr(txn, "_finish", killed)
     with pytest.raises(KeyboardInterrupt):
         vault.recall("notes/m0009")
     monkeypatch.undo()
@@ -471,8 +471,8 @@ def test_edit_recall_flag_brings_a_cooled_memory_back(vault, mem: Path, tmp_path
 
 
 def test_hooks_bring_the_shadow_index_forward_after_a_pull(setup, mem: Path, tmp_path: Path):
-    from strata_git import shadow
-    from strata_git.git import discover
+    from strata_git.store import shadow
+    from strata_git.gitio.git import discover
 
     vault, remote = setup
     git(mem, "push", "-q", "origin", "main")
@@ -534,8 +534,8 @@ def test_archive_never_deletes_a_git_lock_it_did_not_make(setup, mem: Path):
 
 
 def test_the_verification_record_pins_the_verified_commit_on_the_remote(setup, mem: Path):
-    from strata_git.access import machine_id
-    from strata_git.git import discover
+    from strata_git.store.access import machine_id
+    from strata_git.gitio.git import discover
 
     _, remote = setup
     assert strata(mem, "archive").returncode == 0
@@ -547,7 +547,7 @@ def test_the_verification_record_pins_the_verified_commit_on_the_remote(setup, m
 
 
 def test_a_janitor_killed_in_a_pruned_clone_is_recovered(setup, mem: Path, monkeypatch):
-    from strata_git import migrate
+    from strata_git.gitio import txn
 
     vault, _ = setup
     assert strata(mem, "archive").returncode == 0
@@ -557,7 +557,7 @@ def test_a_janitor_killed_in_a_pruned_clone_is_recovered(setup, mem: Path, monke
     def killed(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(migrate, "_finish", killed)
+    monkeypatch.setattr(txn, "_finish", killed)
     with pytest.raises(KeyboardInterrupt):
         vault.janitor(now=T0 + 400 * DAY)  # archives them: HEAD moved, the working tree did not
     monkeypatch.undo()

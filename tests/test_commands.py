@@ -257,7 +257,7 @@ def test_usage_errors_exit_2_and_outside_a_repo_exits_1(tmp_path: Path):
 
 
 def test_help_for_every_command():
-    from strata_git.cli import COMMANDS
+    from strata_git.app.cli import COMMANDS
 
     for command in COMMANDS:
         proc = strata(Path("."), command, "-h")

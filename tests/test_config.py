@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from strata_git import config
+from strata_git.core import config
 from strata_git.errors import BadConfig
 
 TEMPLATE = Path(__file__).parent.parent / ".strata" / "config.toml"

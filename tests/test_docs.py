@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from strata_git.cli import COMMANDS, _parser
+from strata_git.app.cli import COMMANDS, _parser
 
 README = (Path(__file__).parent.parent / "README.md").read_text()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from strata_git import memory
+from strata_git.core import memory
 from strata_git.errors import BadMemory
 
 GOLDEN = sorted((Path(__file__).parent / "golden").glob("*.md"))

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import commit_count, git, head, strata
-from strata_git import janitor
-from strata_git.config import Config
-from strata_git.janitor import DAY, MemoryState
+from strata_git.core import rules
+from strata_git.core.config import Config
+from strata_git.core.rules import DAY, MemoryState
 
 NOW = 1_800_000_000  # a fixed "now" for the pure tests
 
@@ -24,7 +24,7 @@ DEFAULTS = Config()
 
 
 def actions(memories, reads=None, cfg=DEFAULTS):
-    return [(m.action, m.name[:-3]) for m in janitor.plan(memories, reads or {}, cfg, NOW).moves]
+    return [(m.action, m.name[:-3]) for m in rules.plan(memories, reads or {}, cfg, NOW).moves]
 
 
 # -- the rules, without git --------------------------------------------------------------------
@@ -71,7 +71,7 @@ def test_promotion_after_enough_recent_reads_wins_over_archiving():
 
 
 def test_dirty_memories_are_skipped_with_the_reason():
-    result = janitor.plan([state("gtd/x", age_days=100, dirty=True)], {}, Config(), NOW)
+    result = rules.plan([state("gtd/x", age_days=100, dirty=True)], {}, Config(), NOW)
     assert result.moves == () and "uncommitted changes (would cool)" in result.skipped[0].reason
 
 
@@ -80,9 +80,9 @@ def test_the_plan_is_the_same_whatever_the_input_order():
     memories = [state(f"{rng.choice(['projects', 'gtd', 'entities', 'x'])}/m{i}",
                       rng.choice(["active", "cooled"]), age_days=rng.uniform(0, 200)) for i in range(300)]
     reads = {m.name: [NOW - rng.randint(0, 100) * DAY for _ in range(rng.randint(0, 4))] for m in memories}
-    first = janitor.plan(memories, reads, Config(), NOW)
+    first = rules.plan(memories, reads, Config(), NOW)
     rng.shuffle(memories)
-    assert janitor.plan(memories, reads, Config(), NOW) == first and first.moves
+    assert rules.plan(memories, reads, Config(), NOW) == first and first.moves
 
 
 # -- real repositories -------------------------------------------------------------------------

@@ -345,7 +345,7 @@ def test_four_concurrent_servers_lose_no_acknowledged_write(mem: Path):
         assert shown == content, name
     assert len(final) == 4 * writes_each
     assert git(mem, "status", "--porcelain").stdout == b""
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     v = Vault.open(str(mem))
     for name, content in final.items():
@@ -426,7 +426,7 @@ def test_an_agent_cannot_forge_a_sync_conflict_or_change_a_rejection(mem: Path):
     assert copy_err and "conflict copies" in copy_text
     assert not err and sorted(json.loads(wrote)["removed_keys"]) == ["Strata_Trust", "strata-conflict"]
     assert rej_err and "rejection" in rej_text
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     assert Vault.open(str(mem)).status().conflicts == []
 

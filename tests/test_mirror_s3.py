@@ -42,8 +42,8 @@ def s3(monkeypatch: pytest.MonkeyPatch):
 
 
 def machine(tmp_path: Path):
-    from strata_git.init import init
-    from strata_git.vault import Vault
+    from strata_git.app.init import init
+    from strata_git.app.vault import Vault
 
     remote = bare_remote(tmp_path / "remote.git")
     init(str(tmp_path / "a"))
@@ -87,8 +87,8 @@ def test_a_mirror_that_is_down_is_reported_and_the_sync_still_lands(tmp_path: Pa
 
 
 def test_a_partial_clone_skips_the_mirror_with_the_reason(tmp_path: Path, s3):
-    from strata_git import clone
-    from strata_git.vault import Vault
+    from strata_git.ops import clone
+    from strata_git.app.vault import Vault
 
     a, remote = machine(tmp_path)
     a.sync()

@@ -71,7 +71,7 @@ def test_two_machines_archive_the_same_memories_concurrently_without_conflict(me
 def legacy_archive(mem: Path, n: int) -> dict[str, str]:
     """Archive `n` memories the way versions before records did: a plain commit whose message
     carries one `Strata-Shadow` trailer (32 keywords, a preview) per memory."""
-    from strata_git import textindex
+    from strata_git.core import textindex
 
     folder = mem / "archive/old"
     folder.mkdir(parents=True)
@@ -122,7 +122,7 @@ def test_reindex_fetches_missing_blobs_in_one_batch_or_says_what_it_could_not(me
 
 
 def strata_search(repo: Path, query: str):
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     return Vault.open(str(repo)).search(query)
 
@@ -148,8 +148,8 @@ HOSTILE = {
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
 def test_a_hostile_record_is_skipped_with_a_warning_and_never_crashes_search(mem: Path, kind: str):
-    from strata_git import shadow
-    from strata_git.vault import Vault
+    from strata_git.store import shadow
+    from strata_git.app.vault import Vault
 
     # Archived by hand (no record of its own): the hostile record is the only one offered.
     (mem / "archive/x").mkdir(parents=True)
@@ -174,7 +174,7 @@ def test_a_hostile_record_is_skipped_with_a_warning_and_never_crashes_search(mem
 
 
 def test_a_valid_record_beside_a_corrupt_one_wins_and_every_clone_chooses_alike(mem: Path):
-    from strata_git import records
+    from strata_git.store import records
 
     seed_archive(mem, 3)
     blob = archived_blobs(mem)["archive/notes/m0001.md"]
@@ -188,8 +188,8 @@ def test_a_valid_record_beside_a_corrupt_one_wins_and_every_clone_chooses_alike(
 def test_a_record_that_vanishes_under_a_row_rebuilds_instead_of_corrupting(mem: Path):
     """Removing a row gives FTS5 back what it indexed, recomputed from the record: if that record
     is gone, the rows are rebuilt rather than the counts left wrong."""
-    from strata_git import shadow
-    from strata_git.vault import Vault
+    from strata_git.store import shadow
+    from strata_git.app.vault import Vault
 
     vault = seed_archive(mem, 6)
     before = shadow_rows(mem)
@@ -203,7 +203,7 @@ def test_a_record_that_vanishes_under_a_row_rebuilds_instead_of_corrupting(mem: 
 
 
 def test_a_rewritten_or_shallow_history_never_breaks_search(mem: Path, tmp_path: Path):
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     vault = seed_archive(mem, 6)
     assert [(h.tier, h.name) for h in vault.search("token0003")] == [("archive", "notes/m0003")]

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import BIN, commit_count, git, head, strata
 from strata_git.errors import BadName, GitFailed, Refused
-from strata_git.git import Repo
+from strata_git.gitio.git import Repo
 
 
 def ok(proc) -> str:
@@ -313,7 +313,7 @@ def test_pre_commit_loads_no_heavy_module_unless_a_memory_needs_it(mem: Path, va
 
 
 def test_access_log_survives_a_torn_last_line(vault, mem: Path):
-    from strata_git import access
+    from strata_git.store import access
 
     vault.write("x", b"x\n")
     vault.read("x")
@@ -450,7 +450,7 @@ def test_machine_errors_are_json_with_json(mem: Path, vault):
 def test_a_temporary_file_a_killed_writer_left_is_cleared_by_the_next_write(tmp_path):
     import subprocess
 
-    from strata_git import safefs
+    from strata_git.gitio import safefs
 
     dead = subprocess.Popen(["true"])
     dead.wait()

@@ -73,7 +73,7 @@ def commit_at(repo: Path, when: int, message: str) -> None:
 def make_repo(root: Path, texts: dict[str, str], spread: bool) -> None:
     """A memory repository holding `texts`: all live, or (`spread`) in thirds committed 300, 60
     and 0 days before the janitor runs, so it archives, cools and keeps them."""
-    from strata_git.init import init
+    from strata_git.app.init import init
 
     init(str(root))
     names = sorted(texts)
@@ -89,8 +89,8 @@ def make_repo(root: Path, texts: dict[str, str], spread: bool) -> None:
 def top(root: Path, qs: list[str]) -> list[list[tuple[str, float]]]:
     """Each query's top ten (name, score); and checks that the counts bm25 uses are exact: FTS5's N
     is the number of memories indexed, however many were deleted and re-added on the way."""
-    from strata_git import catalog, search
-    from strata_git.vault import Vault
+    from strata_git.store import catalog, search
+    from strata_git.app.vault import Vault
 
     vault = Vault.open(str(root))
     found = [[(h.name, h.score) for h in vault.search(q, limit=10)] for q in qs]
@@ -102,7 +102,7 @@ def top(root: Path, qs: list[str]) -> list[list[tuple[str, float]]]:
 
 @pytest.mark.parametrize("seed", [3, 17])
 def test_live_archived_and_fresh_clone_rank_alike(tmp_path: Path, seed: int):
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     texts = corpus(seed, 240)
     qs = queries(seed, texts)
@@ -132,7 +132,7 @@ def test_live_archived_and_fresh_clone_rank_alike(tmp_path: Path, seed: int):
 
 
 def test_a_word_once_deep_in_an_archived_body_finds_it_on_a_fresh_clone(tmp_path: Path, monkeypatch):
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     deep = "diary/deep"
     filler = " ".join(["routine"] * 300)

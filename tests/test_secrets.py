@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from strata_git import secrets
+from strata_git.core import secrets
 
 R = "Q7rZ2mPlX4nB8kDwT1yH"  # random-looking filler
 

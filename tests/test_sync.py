@@ -25,9 +25,9 @@ KODA = "# Koda\n\nline one\nline two\nline three\nline four\nline five\n"
 
 
 def make_machines(tmp_path: Path, url: str, remote: Path) -> list:
-    from strata_git import clone
-    from strata_git.init import init
-    from strata_git.vault import Vault
+    from strata_git.ops import clone
+    from strata_git.app.init import init
+    from strata_git.app.vault import Vault
 
     a = tmp_path / "a"
     init(str(a))
@@ -117,7 +117,7 @@ def test_conflicting_edits_keep_both_versions_and_resolve_finishes(three):
     out = strata(Path(c.repo.root), "status")
     assert b"conflict: projects/koda" in out.stdout and b"git strata resolve" in out.stdout
     # the copy is byte for byte b's version plus the one provenance line
-    from strata_git.merge import without_provenance
+    from strata_git.ops.sync.merge import without_provenance
 
     assert without_provenance(kept.encode()) == KODA.replace("line one", "line one, b says").encode()
     c.resolve("projects/koda", "copy")
@@ -379,7 +379,7 @@ def test_a_rewound_remote_gets_its_lost_commits_back(three, remote: Path):
 
 
 def test_another_machine_pushing_in_between_is_retried(three, monkeypatch):
-    from strata_git import sync
+    from strata_git.ops.sync import sync
 
     a, _, c = three
     a.write("notes/from-a", b"# From a\n")
@@ -427,7 +427,7 @@ def test_plain_git_pull_refreshes_index_md_search_and_shadow(three):
     git(root, "pull", "-q", "--no-rebase", "origin", "main")  # plain git: the hooks do the work
     assert "`notes/egret` · **Egret**" in (root / "index.md").read_text()
     assert c.search("egret dawn")[0].tier == "active"
-    from strata_git import shadow
+    from strata_git.store import shadow
 
     assert shadow.reflects(c.repo) == c.repo.head()
     hits = c.search("heron weir")
@@ -459,7 +459,7 @@ def test_serve_sync_runs_a_sync_after_each_cycle(three):
 
 
 def test_a_sync_killed_after_moving_head_is_finished_by_the_next_command(three, monkeypatch):
-    from strata_git import migrate
+    from strata_git.gitio import txn
 
     a, b, _ = three
     b.write("notes/from-b", b"# From b\n")
@@ -468,7 +468,7 @@ def test_a_sync_killed_after_moving_head_is_finished_by_the_next_command(three, 
     def killed(*_args, **_kwargs):
         raise KeyboardInterrupt  # stands in for SIGKILL right after the commit point
 
-    monkeypatch.setattr(migrate, "_finish", killed)
+    monkeypatch.setattr(txn, "_finish", killed)
     with pytest.raises(KeyboardInterrupt):
         a.sync()
     monkeypatch.undo()
@@ -481,7 +481,7 @@ def test_a_sync_killed_after_moving_head_is_finished_by_the_next_command(three, 
 
 
 def test_a_file_changed_after_the_status_check_is_never_overwritten(three, monkeypatch):
-    from strata_git import merge, sync
+    from strata_git.ops.sync import merge, sync
 
     a, b, _ = three
     b.write("projects/koda", (KODA + "from b\n").encode())
@@ -507,7 +507,7 @@ def test_plain_git_pull_rebase_refreshes_index_md_and_search(three):
     text = (root / "index.md").read_text()
     assert "`notes/ibis` · **Ibis**" in text and "`notes/local` · **Local**" in text
     assert c.search("ibis shallows")[0].name == "notes/ibis"
-    from strata_git import shadow
+    from strata_git.store import shadow
 
     assert shadow.reflects(c.repo) == c.repo.head()
 
@@ -515,7 +515,7 @@ def test_plain_git_pull_rebase_refreshes_index_md_and_search(three):
 def test_a_sync_merge_makes_nothing_young(three, monkeypatch):
     """A memory's age is the time of its last real change, on whichever machine: the merge
     commit (dated later) and the other machine's janitor moves do not count."""
-    from strata_git import history
+    from strata_git.store import history
 
     a, b, _ = three
     a.write("notes/from-a", b"# From a\n")  # both dated FIXED_DATE (T0)
@@ -574,7 +574,7 @@ def test_a_clean_text_merge_that_breaks_the_config_is_kept_as_a_conflict(three):
     assert [d["beside"] for d in result.conflicts] and result.conflicts[0]["beside"].startswith(".strata/config.toml")
     converge(three)
     for v in three:  # every machine still loads its config
-        from strata_git.vault import Vault
+        from strata_git.app.vault import Vault
 
         Vault.open(v.repo.root).status()
     out = strata(Path(b.repo.root), "status")
@@ -633,7 +633,7 @@ def test_a_mass_deletion_is_not_committed_by_sync(three):
 
 
 def test_a_sync_killed_inside_its_commit_does_not_block_the_next(three):
-    from strata_git import localedits
+    from strata_git.ops.sync import localedits
 
     a = three[0]
     root = Path(a.repo.root)
@@ -649,12 +649,12 @@ def test_a_sync_killed_inside_its_commit_does_not_block_the_next(three):
 
 
 def test_a_command_after_a_killed_sync_finishes_it_first(three, monkeypatch):
-    from strata_git import migrate
+    from strata_git.gitio import txn
 
     a, b, _ = three
     b.write("notes/from-b", b"# From b\n")
     b.sync()
-    monkeypatch.setattr(migrate, "_finish", lambda *args, **kwargs: (_ for _ in ()).throw(KeyboardInterrupt()))
+    monkeypatch.setattr(txn, "_finish", lambda *args, **kwargs: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
         a.sync()
     monkeypatch.undo()
@@ -672,8 +672,8 @@ def test_sync_refusals_name_sync(three):
 
 
 def test_a_new_machine_joins_sees_everything_downloads_no_archive_and_can_rehydrate(tmp_path: Path, daemon):
-    from strata_git import archive, clone
-    from strata_git.vault import Vault
+    from strata_git.ops import archive, clone
+    from strata_git.app.vault import Vault
 
     remote = bare_remote(daemon.base / "mem.git")
     a, b, _ = make_machines(tmp_path, daemon.url("mem.git"), remote)

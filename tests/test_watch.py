@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from strata_git import catalog, watch
+from strata_git.store import catalog
+from strata_git.gitio import watch
 
 
 def names(vault, query: str) -> list[str]:
@@ -22,7 +23,7 @@ def names(vault, query: str) -> list[str]:
 
 @pytest.fixture
 def pair(vault, mem: Path):
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     vault.write("projects/koda", b"# Koda\n\nThe launch uses heron.\n")
     watched = Vault.open(str(mem))
@@ -91,7 +92,7 @@ def test_a_queue_overflow_falls_back_to_a_full_scan(pair, mem: Path):
 
 
 def test_without_inotify_every_search_scans(vault, mem: Path, monkeypatch):
-    from strata_git.vault import Vault
+    from strata_git.app.vault import Vault
 
     monkeypatch.setattr(watch, "INotify", None)
     watched = Vault.open(str(mem))

@@ -1,0 +1,126 @@
+"""Memory names: untrusted text in, a safe tier-relative path out.
+
+A name is the path of a memory relative to its tier folder, without or with the
+`.md` suffix: `projects/koda` and `projects/koda.md` both mean
+`active/projects/koda.md` while the memory is active. Everything here is pure:
+no file system, no git. Whether a name collides with an existing memory is
+decided by `collision_key`, which callers compare against the names they hold.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from strata_git.errors import BadName
+
+TIERS = ("active", "cooled", "archive")
+SUFFIX = ".md"
+MAX_NAME_BYTES = 512
+MAX_COMPONENT_BYTES = 200
+
+# Characters that are pathspec magic, glob syntax, Windows-reserved or shell-hostile.
+_FORBIDDEN_CHARS = set('\\:*?[]"<>|')
+# Git for Windows ignores trailing spaces and extensions when it checks device names (compat/mingw.c).
+_WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³]) *(\..*)?$", re.IGNORECASE)
+_GIT_ALIASES = re.compile(r"^(\.git|git~\d+)[. ]*$", re.IGNORECASE)
+
+
+def _refuse(name: str, why: str, hint: str = "use a plain relative name such as projects/koda") -> BadName:
+    return BadName(f"bad memory name {name!r}: {why}", hint)
+
+
+def _check_char(name: str, ch: str) -> None:
+    category = unicodedata.category(ch)
+    if ch == "\0":
+        raise _refuse(name, "it contains a NUL byte")
+    if ch in "\n\r":
+        raise _refuse(name, "it contains a line break")
+    if category == "Cc":
+        raise _refuse(name, f"it contains the control character U+{ord(ch):04X}")
+    if category in ("Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+        raise _refuse(name, f"it contains the invisible or unassigned character U+{ord(ch):04X}")
+    if ch in _FORBIDDEN_CHARS:
+        raise _refuse(name, f"the character {ch!r} is not allowed (pathspec, glob or Windows-reserved)")
+
+
+def _check_component(name: str, part: str) -> None:
+    if part in ("", ".", ".."):
+        what = "an empty folder" if part == "" else f"a {part!r} component"
+        raise _refuse(name, f"it has {what}")
+    if _GIT_ALIASES.match(part):
+        raise _refuse(name, "it names git's own folder")
+    if part.startswith("."):
+        raise _refuse(name, f"the component {part!r} starts with '.', which is reserved for git and git-strata")
+    if part.startswith("-"):
+        raise _refuse(name, f"the component {part!r} starts with '-', which git would read as an option")
+    if part != part.strip() or part.endswith("."):
+        raise _refuse(name, f"the component {part!r} starts or ends with a space or ends with a dot")
+    stem = part[: -len(SUFFIX)] if part.endswith(SUFFIX) else part
+    if _WINDOWS_RESERVED.match(stem) or _WINDOWS_RESERVED.match(part):
+        raise _refuse(name, f"{part!r} is a reserved device name on Windows")
+    if len(part.encode("utf-8")) > MAX_COMPONENT_BYTES:
+        raise _refuse(name, f"a component is longer than {MAX_COMPONENT_BYTES} bytes")
+
+
+def normalize(name: str) -> str:
+    """Validate an untrusted name and return it with the `.md` suffix.
+
+    Raises BadName naming the first problem found.
+    """
+    if not isinstance(name, str) or name == "":
+        raise _refuse(str(name), "it is empty")
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        raise _refuse(name, "it is an absolute path", "names are relative to the tier, e.g. projects/koda")
+    for ch in name:
+        _check_char(name, ch)
+    if unicodedata.normalize("NFC", name) != name:
+        raise _refuse(name, "it is not in Unicode NFC form", "type the composed form of the accented letters")
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise _refuse(name, f"it is longer than {MAX_NAME_BYTES} bytes")
+    parts = name.split("/")
+    for part in parts:
+        _check_component(name, part)
+    if len(parts) > 1 and parts[0] in TIERS:
+        raise _refuse(name, f"it starts with the tier folder {parts[0]!r}",
+                      f"names are relative to the tier: use {'/'.join(parts[1:])!r}")
+    from strata_git.core import secrets
+
+    for finding in secrets.scan(name):  # the message shows the name with the secret masked
+        raise BadName(f"bad memory name {secrets.redact(name)!r}: it looks like {finding.what} "
+                      f"(rule {finding.rule}); names are committed and pushed", "choose a name without the credential")
+    if not name.endswith(SUFFIX):
+        name += SUFFIX
+        _check_component(name, name.rsplit("/", 1)[-1])
+    if name == SUFFIX:
+        raise _refuse(name, "it is empty")
+    return name
+
+
+def display(name: str) -> str:
+    """The name as users type it: without the `.md` suffix."""
+    return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else name
+
+
+def tier_path(tier: str, name: str) -> str:
+    """Repository-relative path of a normalized name in a tier."""
+    return f"{tier}/{name}"
+
+
+def split_path(path: str) -> tuple[str, str] | None:
+    """(tier, name) for a repository path inside a tier folder, else None."""
+    tier, sep, rest = path.partition("/")
+    if sep and tier in TIERS and rest:
+        return tier, rest
+    return None
+
+
+def folders(name: str) -> list[str]:
+    """Every folder above a name: `a/b/c.md` -> ['a', 'a/b']."""
+    parts = name.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def collision_key(name: str) -> str:
+    """Names with equal keys differ only by case or Unicode normalization."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFKD", name).casefold())

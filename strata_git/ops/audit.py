@@ -1,0 +1,84 @@
+"""The audit trail: janitor commits read back from `git log` (`log`, `why`).
+
+Every migration commit carries one `Strata-Move:` trailer per move, a JSON object with
+action, name, from and to (tiers; commits before that named the paths), rule and evidence
+(age_days, last_read, reads), so the history itself is the record and `git revert` of such
+a commit is the undo.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+from strata_git.store import access, history
+from strata_git.core import rules, memory, names
+from strata_git.gitio import safefs
+from strata_git.core.config import Config
+from strata_git.errors import StrataError
+from strata_git.gitio.git import Repo
+
+_FORMAT = "--format=%H%x00%ct%x00%(trailers:key=Strata-Move,valueonly,separator=%x1e)%x01"
+
+
+def _day(stamp: int | None) -> str | None:
+    if stamp is None:
+        return None
+    return datetime.datetime.fromtimestamp(stamp, datetime.UTC).strftime("%Y-%m-%d")
+
+
+def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[dict]:
+    """Moves recorded in history, newest first; only those of `name` (with .md) if given."""
+    if repo.head() is None:
+        return []
+    out = repo.git("log", "-z", _FORMAT, "--grep=^Strata-Move: ", "HEAD", "--").decode("utf-8", "replace")
+    found: list[dict] = []
+    for record in out.split("\x01"):
+        commit, _, rest = record.strip("\0\n").partition("\0")
+        stamp, _, trailers = rest.partition("\0")
+        for value in filter(None, (t.strip() for t in trailers.split("\x1e"))):
+            try:
+                move = json.loads(value)
+            except ValueError:
+                continue
+            if not isinstance(move, dict):
+                continue
+            if name is None or move.get("name") == names.display(name):
+                found.append({"commit": commit, "time": int(stamp), "date": _day(int(stamp)), **_paths(move)})
+                if len(found) >= limit:
+                    return found
+    return found
+
+
+def _paths(move: dict) -> dict:
+    """A move with `from` and `to` as paths: janitor commits record just the tiers (older ones the
+    paths), since the paths follow from the name."""
+    found = dict(move)
+    for key in ("from", "to"):
+        if found.get(key) in names.TIERS and isinstance(found.get("name"), str):
+            found[key] = f"{found[key]}/{found['name']}{names.SUFFIX}"
+    return found
+
+
+def why(repo: Repo, cfg: Config, tier: str, name: str, now: int) -> dict:
+    """Everything the janitor knows and would decide about one memory."""
+    at = history.head(repo)
+    changed = history.last_changed(repo, at).get(name)
+    reads = sorted(access.reads_by_name(repo).get(name, []))
+    try:
+        kind = memory.parse(safefs.read(repo.root, f"{tier}/{name}", cfg.max_memory_bytes)).type
+    except StrataError:
+        kind = "note"
+    state = rules.MemoryState(name, tier, changed if changed is not None else now, kind)
+    last_move = next(iter(migrations(repo, name, limit=1)), None)
+    decision = rules.plan([state], {name: reads}, cfg, now).moves
+    return {
+        "name": names.display(name), "tier": tier, "path": f"{tier}/{name}", "type": kind,
+        "last_changed": _day(changed), "age_days": (now - changed) // rules.DAY if changed else None,
+        "reads_last_90_days": sum(1 for t in reads if t >= now - 90 * rules.DAY),
+        "last_read": _day(reads[-1]) if reads else None,
+        "in_tier_since": last_move["date"] if last_move and last_move["to"].startswith(tier + "/") else _day(changed),
+        "moved_by": {k: last_move[k] for k in ("action", "rule", "commit", "date")} if last_move else None,
+        "would_move_now": decision[0].as_dict() if decision else None,
+        "next": rules.next_move(state, reads, cfg, now),
+    }

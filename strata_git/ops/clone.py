@@ -1,0 +1,87 @@
+"""`git strata clone URL [DIR]`: a new machine joins small.
+
+The clone is a partial clone (`--filter=blob:none`) whose checkout leaves archive/
+out (sparse patterns `/*`, `!/archive/`). It holds every commit and tree, the blobs
+of HEAD outside archive/ (fetched in one batch), the other machines' access records,
+and nothing of the archive's content; the shadow index is built from history at once,
+so archived memories are searchable straight away and rehydrate on demand.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from strata_git.ops import archive
+from strata_git.errors import NotFound, Refused
+from strata_git.gitio.git import discover, run
+
+
+class Cloned(NamedTuple):
+    root: str
+    url: str
+    archived: int  # memories under archive/ at HEAD
+    archived_local: int  # of those, how many blobs came down anyway (0 unless the server ignored the filter)
+    warning: str
+
+    def as_dict(self) -> dict:
+        return self._asdict()
+
+
+def _target(url: str, folder: str | None) -> str:
+    if folder:
+        return os.path.abspath(folder)
+    base = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    base = base[:-4] if base.endswith(".git") else base
+    return os.path.abspath(base or "memory")
+
+
+def clone(url: str, folder: str | None = None) -> Cloned:
+    from strata_git.core import config
+    from strata_git.app import hooks
+    from strata_git.store import records, index_md, shadow
+    from strata_git.ops.sync import sync
+
+    target = _target(url, folder)
+    if "://" not in url and os.path.isdir(url):  # a local path: git would copy it whole, filter or not
+        from pathlib import Path
+
+        url = Path(url).resolve().as_uri()  # percent-encoded: a path with spaces or % stays that path
+    if os.path.lexists(target) and (not os.path.isdir(target) or os.listdir(target)):
+        raise Refused(f"{target} already exists and is not an empty folder", "give another folder: git strata clone URL DIR")
+    proc = run(["clone", "-q", "--filter=blob:none", "--no-checkout", "--", url, target], os.getcwd(), check=False)
+    if proc.returncode != 0:
+        reason = archive.git_error(proc.stderr)
+        raise NotFound(f"could not clone {archive.shown_url(url)}: {reason}", "check the url and that the server is reachable")
+    repo = discover(target)
+    if not repo.head():
+        raise Refused(f"{archive.shown_url(url)} has no commits: it is not a memory repository yet",
+                      "run `git strata init` in a clone of it, or clone a memory repository")
+    repo.git("sparse-checkout", "set", "--no-cone", *archive.SPARSE_PATTERNS)
+    # Every blob the checkout needs, in one fetch: active/, cooled/ and any file outside archive/.
+    needed = archive.absent(repo, sorted(archive.live_blobs(repo) - {""}))
+    archive.fetch_blobs_from(repo, "origin", needed)
+    repo.git("read-tree", "-m", "-u", "HEAD")
+    if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
+        raise NotFound(f"cloned into {target}, but it has no {config.CONFIG_PATH}: not a memory repository",
+                       f"run `git strata init {target}` to make it one")
+    run(["fetch", "-q", "origin", "+refs/strata/access/*:refs/strata-remotes/origin/access/*"], repo.root, check=False)
+    sync.fetch_access_blobs(repo, "origin", partial=True)
+    # The shadow records in the same pack as their trees: these refs reach nothing but records, so
+    # lifting the clone's blob filter for this one fetch brings no memory (50,000 records asked
+    # for one by one took 40 s over `git daemon`). Any the server left out are fetched by id.
+    run(["fetch", "-q", f"--filter=blob:limit={records.MAX_RECORD_BYTES}", "origin",
+         f"+{records.REF_PREFIX}*:{sync.REMOTE_SHADOW.format(remote='origin')}*"], repo.root, check=False)
+    sync.fetch_record_blobs(repo, "origin", {}, partial=True)
+    hooks.install(repo)
+    cfg = config.load(repo.root, repo.state_dir())
+    archived = shadow.build(repo, repo.head())
+    index_md.refresh(repo, cfg.max_memory_bytes)
+    blobs = sorted({row.blob for row in shadow.all_rows(repo)})
+    local = len(blobs) - len(archive.absent(repo, blobs))
+    warning = ""
+    if local:
+        warning = (f"the server sent {local} archived blob(s) anyway (it ignores --filter): set "
+                   f"{archive.SERVER_SETTINGS} on it, then `git strata archive` prunes them here")
+    return Cloned(repo.root, archive.shown_url(url), archived, local, warning)
+

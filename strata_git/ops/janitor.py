@@ -1,0 +1,140 @@
+"""One janitor cycle: recover, gather the planner's inputs from HEAD, plan, apply.
+
+The inputs are read from HEAD (names, tiers, types), commit history (last changes) and
+the access records, never from the working tree's contents, so two clones at the same
+commit with the same records plan the same moves. The working tree only says which
+memories have uncommitted changes: those are skipped, never moved.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import NamedTuple
+
+from strata_git.store import access, history, summary
+from strata_git.core import rules, memory, names
+from strata_git.gitio import txn
+from strata_git.core.config import Config
+from strata_git.errors import Refused, StrataError
+from strata_git.gitio.git import Repo
+
+
+class Result(NamedTuple):
+    plan: rules.Plan
+    commit: str | None  # None for a dry run or an empty plan
+    recovered: str
+    flushed: int
+    archive: dict | None = None  # what archive.prune did after the cycle, or its error
+    summaries: tuple = ()  # summary.Made for each memory cooled with summaries on
+
+    def as_dict(self) -> dict:
+        return {**self.plan.as_dict(), "commit": self.commit, "recovered": self.recovered,
+                "flushed_access_records": self.flushed, "applied": self.commit is not None,
+                "archive": self.archive,
+                "summaries": [{"name": m.name[:-3], "made": m.text is not None, "why": m.why}
+                              for m in self.summaries]}
+
+
+def _tree(repo: Repo, commit: str) -> list[tuple[str, str, str]]:
+    """(tier, name, blob id) of every memory in active/ and cooled/ at `commit`."""
+    out = repo.git("ls-tree", "-r", "-z", commit, "--", "active", "cooled")
+    found = []
+    for item in out.decode("utf-8", "surrogateescape").split("\0"):
+        if not item:
+            continue
+        meta, path = item.split("\t", 1)
+        where = names.split_path(path)
+        if where and where[1].endswith(names.SUFFIX) and meta.split(" ")[1] == "blob":
+            found.append((where[0], where[1], meta.split(" ")[2]))
+    return found
+
+
+def _types(repo: Repo, oids: list[str]) -> dict[str, str]:
+    """{blob id: memory type}: from the catalog's cache, else parsed (one cat-file process)."""
+    from strata_git.store import catalog
+
+    with catalog.connect(repo) as db:
+        found = catalog.blob_types(db, oids)
+        missing = [o for o in oids if o not in found]
+        parsed = _parse_types(repo, missing)
+        catalog.remember_blob_types(db, parsed)
+    return found | parsed
+
+
+def _parse_types(repo: Repo, oids: list[str]) -> dict[str, str]:
+    found = {}
+    for oid, raw in zip(oids, repo.objects(oids), strict=True):
+        try:
+            found[oid] = memory.parse(raw or b"", oid).type
+        except StrataError:
+            found[oid] = "note"
+    return found
+
+
+def _dirty(repo: Repo) -> set[str]:
+    """Paths in active/ and cooled/ with staged or unstaged changes, or hidden from status."""
+    out = repo.git("status", "--porcelain", "-z", "--no-renames", "--untracked-files=no", "--", "active", "cooled")
+    dirty = {item[3:] for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3}
+    flagged = repo.git("ls-files", "-v", "-z", "--", "active", "cooled").decode("utf-8", "surrogateescape")
+    dirty |= {item[2:] for item in flagged.split("\0") if item and (item[0].islower() or item[0] == "S")}
+    return dirty
+
+
+def states(repo: Repo, cfg: Config, at: history.Head, now: int) -> list[rules.MemoryState]:
+    times = history.last_changed(repo, at)
+    tree = _tree(repo, at.commit)
+    # Only active memories old enough to cool need their type (rejections never cool): read just those.
+    def candidate(tier: str, name: str) -> bool:
+        days = cfg.cool_days_for(name)
+        return tier == "active" and days is not None and now - times.get(name, now) >= days * rules.DAY
+    types = _types(repo, sorted({oid for tier, name, oid in tree if candidate(tier, name)}))
+    dirty = _dirty(repo)
+    return [rules.MemoryState(name, tier, times.get(name, now), types.get(oid, "note"),
+                                f"{tier}/{name}" in dirty) for tier, name, oid in tree]
+
+
+def _blocked_removed(repo: Repo, plan: rules.Plan) -> rules.Plan:
+    """Skip a move whose destination already has something on disk (say an untracked file):
+    moving there would overwrite it."""
+    moves, skipped = [], list(plan.skipped)
+    for move in plan.moves:
+        dst = move.paths[1]
+        if os.path.lexists(os.path.join(repo.root, dst)):
+            skipped.append(rules.Skip(move.name, f"{dst} already exists on disk (would {move.action})"))
+        else:
+            moves.append(move)
+    return plan._replace(moves=tuple(moves), skipped=tuple(sorted(skipped)))
+
+
+def run(repo: Repo, cfg: Config, *, dry_run: bool, now: int | None = None) -> Result:
+    """One cycle; the caller holds the repository lock."""
+    recovered = "not checked (dry run)" if dry_run else txn.recover(repo)
+    txn.refuse_unless_settled(repo)
+    at = history.head(repo)
+    if at is None:
+        raise Refused("the repository has no commits yet", "run `git strata init` first")
+    flushed = 0 if dry_run else access.flush(repo, (cfg.janitor_name, cfg.janitor_email))
+    when = int(time.time()) if now is None else now
+    plan = _blocked_removed(repo, rules.plan(states(repo, cfg, at, when), access.reads_by_name(repo), cfg,
+                                                when, at.commit))
+    if dry_run or not plan.moves:
+        return Result(plan, None, recovered, flushed)
+    made, added = _summaries(repo, cfg, plan)
+    commit = txn.apply(repo, plan, cfg, date=now, added=added, notes=[m.trailer(cfg.cool_summary) for m in made])
+    return Result(plan, commit, recovered, flushed, summaries=tuple(made))
+
+
+def _summaries(repo: Repo, cfg: Config, plan: rules.Plan) -> tuple[list[summary.Made], dict[str, bytes | None]]:
+    """Summaries made for the memories cooling, and {summary path: content, or None to delete}: a
+    memory that cools without a new summary, or goes back to active, loses any older one (it
+    described text that may since have changed)."""
+    cooling = [m for m in plan.moves if m.action == "cool"]
+    made = []
+    if cfg.cool_summary != "none" and cooling:
+        contents = repo.objects([f"{plan.head}:{m.paths[0]}" for m in cooling])
+        made = summary.make(repo, cfg, [(m.name, raw) for m, raw in zip(cooling, contents, strict=True)])
+    added: dict[str, bytes | None] = {summary.path(m.name): m.text.encode("utf-8") for m in made if m.text is not None}
+    stale = [summary.path(m.name) for m in plan.moves if m.action in ("cool", "promote")]
+    held = txn.tree_entries(repo, plan.head, [p for p in stale if p not in added])
+    return made, {**dict.fromkeys(held), **added}

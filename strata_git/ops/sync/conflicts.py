@@ -1,0 +1,91 @@
+"""Conflict copies a sync left, and `git strata resolve`.
+
+When two machines edit the same memory in ways `git merge-file` cannot combine, the
+merge keeps the remote's version in place and this machine's beside it as
+`NAME.conflict-<8 hex>.md` in active/, its frontmatter opening with a
+`strata-conflict:` line (where it came from). Both are ordinary memories: search
+finds both, and nothing is lost. A conflict is open while that copy exists with
+that line; `resolve` closes it in one commit, or the user does by editing and
+committing (deleting the copy, or removing the line to keep it as a memory).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from strata_git.ops.sync import merge
+from strata_git.core import names
+from strata_git.gitio import safefs
+from strata_git.errors import NotFound, Refused
+
+COPY = re.compile(r"^(?P<of>.+)\.conflict-(?P<tag>[0-9a-f]{8,40}(-[0-9]+)?)\.md$")
+FILE_COPY = re.compile(r"^(?P<of>.+)\.conflict-(?P<tag>[0-9a-f]{8,40}(-[0-9]+)?)$")
+KEEP = ("current", "copy", "both")
+HEAD_BYTES = 4096  # the provenance line is the first in the file
+
+
+def _head(root: str, path: str) -> bytes:
+    try:
+        with open(os.path.join(root, path), "rb") as f:
+            return f.read(HEAD_BYTES)
+    except OSError:
+        return b""
+
+
+def open_conflicts(root: str, active_names: list[str], tracked: list[str] = ()) -> list[dict]:
+    """[{name, copy, from, commit, at}] of every open conflict: memory copies in active/ (from its
+    names) that carry the provenance line or are not text, and copies of other `tracked` files."""
+    found = []
+    for name in sorted(active_names):
+        match = COPY.match(name)
+        if not match:
+            continue
+        head = _head(root, f"active/{name}")
+        info = merge.provenance_of(head)
+        if info is None:
+            try:
+                head.decode("utf-8")
+                continue  # text without the line: resolved by hand, now a memory of its own
+            except UnicodeDecodeError:
+                info = {}  # a binary memory's copy: its name is the only mark
+        found.append({"name": match["of"], "copy": name[:-3], "from": info.get("from"),
+                      "commit": info.get("commit"), "at": info.get("at"), "memory": True})
+    for path in sorted(tracked):
+        match = FILE_COPY.match(path)
+        if match and not names.split_path(path):
+            found.append({"name": match["of"], "copy": path, "from": None, "commit": None, "at": None,
+                          "memory": False})
+    return found
+
+
+def pick(root: str, active_names: list[str], name: str) -> tuple[str, str]:
+    """(memory name, copy name), both with .md, for NAME (the memory or one of its copies)."""
+    open_ = open_conflicts(root, active_names)
+    copies = [c for c in open_ if c["copy"] == name and c["memory"]]
+    if not copies:
+        copies = [c for c in open_ if c["name"] == name and c["memory"]]
+    if not copies:
+        raise NotFound(f"no open conflict for {name!r}", "`git strata status` lists open conflicts")
+    if len(copies) > 1:
+        raise Refused(f"{name} has {len(copies)} conflict copies: "
+                      + ", ".join(c["copy"] for c in copies), "name the copy to resolve")
+    return copies[0]["name"] + names.SUFFIX, copies[0]["copy"] + names.SUFFIX
+
+
+def resolution(root: str, name: str, copy: str, keep: str) -> tuple[dict[str, bytes | None], str]:
+    """({path: new bytes, or None to delete}, commit subject) for resolving one conflict."""
+    if keep not in KEEP:
+        raise Refused(f"--keep must be one of {', '.join(KEEP)}, not {keep!r}",
+                      "current: keep the version in place; copy: take the copy's; both: keep both as memories")
+    place, beside = f"active/{name}", f"active/{copy}"
+    raw = safefs.read(root, beside, 1 << 62)
+    shown = name[:-3]
+    if keep == "current":
+        return {beside: None}, f"strata: resolve {shown}: kept the version in place"
+    if keep == "both":
+        return {beside: merge.without_provenance(raw)}, f"strata: resolve {shown}: kept both versions"
+    if safefs.kind(root, place) != "file":
+        raise Refused(f"{shown} is not in active/ here, so its copy cannot replace it",
+                      f"run `git strata recall {shown}` first, or resolve with --keep both")
+    return {place: merge.without_provenance(raw), beside: None}, f"strata: resolve {shown}: took the copy"

@@ -1,0 +1,399 @@
+"""`git strata sync`: the memory branch, access records and archive records, both ways.
+
+One round:
+
+1. commit the uncommitted edits in active/ (each checked like a commit through the hooks;
+   a file the checks refuse is left as it is, uncommitted, and reported);
+2. flush this machine's access records into its access ref;
+3. fetch the remote's branches, access refs and archive records;
+4. integrate: nothing to do, a fast-forward, or a merge commit made by name (merge.py),
+   so conflicts never stop the round and never lose an edit;
+5. push the branch and this machine's access ref, never forced. If another machine pushed
+   in between, the push is rejected and the round goes back to 3 (at most five times).
+
+HEAD moves by the janitor's journaled compare-and-swap protocol, so a sync killed at
+any instant is finished or undone by the next git-strata command that recovers. The
+working tree only changes where the merge changed something, and never where a file has
+changes of its own: sync refuses first. Published history is never rewritten: sync
+makes merge commits and never rebases. A remote that went back (someone force-pushed)
+simply gets the lost commits again, since this clone still has them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from typing import NamedTuple
+
+from strata_git.store import access, records
+from strata_git.ops import archive
+from strata_git.ops.sync import localedits, merge, mirror
+from strata_git.gitio import txn
+from strata_git.core.config import Config
+from strata_git.errors import GitFailed, NotFound, Refused
+from strata_git.gitio.git import Repo, run
+from strata_git.gitio.git import start as run_in_background
+
+ATTEMPTS = 5
+TRACKING = "refs/remotes/{remote}/"
+REMOTE_ACCESS = access.REMOTE_REFS + "{remote}/access/"
+REMOTE_ARCHIVE = access.REMOTE_REFS + "{remote}/archive/"
+REMOTE_SHADOW = access.REMOTE_REFS + "{remote}/shadow/"
+RETRY = ("(fetch first)", "(non-fast-forward)", "(stale info)", "(already exists)")
+
+
+class Result(NamedTuple):
+    remote: str
+    url: str
+    branch: str
+    head: str | None
+    committed: list[str]  # local edits committed before integrating
+    left: list[dict]  # uncommitted edits the checks refused: [{path, reason}]
+    integrated: str  # "up to date", "fast-forward", "merge" (or "would ..." in a dry run)
+    incoming: int  # commits brought in
+    outgoing: int  # commits pushed (or to push)
+    decisions: list[dict]  # names both sides changed, and what became of them
+    pushed: bool
+    rewound: int  # commits the remote had lost, given back to it
+    attempts: int
+    mirrors: dict[str, str]
+    dry_run: bool
+
+    @property
+    def conflicts(self) -> list[dict]:
+        return [d for d in self.decisions if d.get("beside")]
+
+    def as_dict(self) -> dict:
+        return {**self._asdict(), "conflicts": self.conflicts}
+
+
+def _note(progress: Callable[[str], None] | None, text: str) -> None:
+    if progress:
+        progress(text)
+
+
+def _branch(repo: Repo) -> str:
+    """The checked-out branch (HEAD is a branch: refuse_unless_settled checked)."""
+    try:
+        with open(os.path.join(repo.git_dir, "HEAD"), encoding="utf-8") as f:
+            value = f.read().strip()
+        if value.startswith("ref: refs/heads/"):
+            return value[len("ref: refs/heads/"):]
+    except OSError:
+        pass
+    return repo.git("symbolic-ref", "-q", "--short", "HEAD").decode().strip()
+
+
+def _is_ancestor(repo: Repo, a: str, b: str) -> bool:
+    return a == b or repo.ok("merge-base", "--is-ancestor", a, b)
+
+
+def _count(repo: Repo, spec: str) -> int:
+    return int(repo.git("rev-list", "--count", spec).decode().strip() or 0)
+
+
+def _ahead_behind(repo: Repo, ours: str | None, theirs: str | None) -> tuple[int, int]:
+    """(commits only `ours` has, commits only `theirs` has), in one git call."""
+    if not theirs or ours == theirs:
+        return (_count(repo, ours) if ours and not theirs else 0), 0
+    if not ours:
+        return 0, _count(repo, theirs)
+    ahead, behind = repo.git("rev-list", "--left-right", "--count", f"{ours}...{theirs}").decode().split()
+    return int(ahead), int(behind)
+
+
+class Where(NamedTuple):
+    """What one sync needs from this clone's git config, read with one git call."""
+
+    remote: str
+    url: str
+    partial: bool  # objects may be missing here, promised by a remote (clone --filter, or pruned)
+    mirrors: list[str]  # `git config --add strata.mirror NAME`: per clone, like credentials
+
+
+def where(repo: Repo, remote: str) -> Where:
+    import re
+
+    pattern = rf"^(remote\.{re.escape(remote)}\.url|remote\..*\.promisor|extensions\.partialclone|strata\.mirror)$"
+    out = repo.git("config", "-z", "--get-regexp", pattern, check=False).decode("utf-8", "surrogateescape")
+    found: dict[str, list[str]] = {}
+    for item in filter(None, out.split("\0")):
+        key, _, value = item.partition("\n")
+        found.setdefault(key.lower() if not key.startswith("remote.") else key, []).append(value)
+    url = found.get(f"remote.{remote}.url")
+    if not url:
+        raise NotFound(f"this repository has no remote named {remote!r}",
+                       f"add one (`git remote add {remote} URL`), or name another with --remote")
+    partial = bool(found.get("extensions.partialclone")) or any(
+        k.endswith(".promisor") and v[-1].lower() in ("true", "yes", "on", "1") for k, v in found.items())
+    return Where(remote, url[-1], partial, found.get("strata.mirror", []))
+
+
+# -- 3. fetch --------------------------------------------------------------------------
+
+def _fetch_args(w: Where) -> list[str]:
+    return ["-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no",
+            w.remote, f"+refs/heads/*:{TRACKING.format(remote=w.remote)}*",
+            f"+{access.REF_PREFIX}*:{REMOTE_ACCESS.format(remote=w.remote)}*",
+            f"+{archive.VERIFIED_REFS}*:{REMOTE_ARCHIVE.format(remote=w.remote)}*",
+            f"+{records.REF_PREFIX}*:{REMOTE_SHADOW.format(remote=w.remote)}*"]
+
+
+def fetch(repo: Repo, w: Where, started: subprocess.Popen[bytes] | None = None) -> None:
+    """Fetch the remote's branches, access refs and archive records (or wait for a fetch `started`)."""
+    if started is None:
+        proc = run(_fetch_args(w), repo.root, check=False)
+        code, stderr = proc.returncode, proc.stderr
+    else:
+        stderr = started.communicate()[1]
+        code = started.returncode
+    if code != 0:
+        raise GitFailed(f"cannot reach {w.remote} ({archive.shown_url(w.url)}): {archive.git_error(stderr)}; "
+                        f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
+                        "check the url and the network; the next sync pushes it")
+
+
+def fetch_access_blobs(repo: Repo, remote: str, partial: bool = True) -> None:
+    """A partial clone fetches other machines' access refs without their records: bring those."""
+    if not partial:
+        return
+    refs = repo.git("for-each-ref", "--format=%(refname)", REMOTE_ACCESS.format(remote=remote)).decode().split()
+    if refs:
+        out = repo.git("rev-parse", *(f"{ref}:{access.BLOB}" for ref in refs), check=False).decode().split()
+        _fetch_absent(repo, remote, partial, [o for o in out if len(o) == 40])
+
+
+def fetch_record_blobs(repo: Repo, remote: str, before: dict[str, str], partial: bool = True) -> None:
+    """A partial clone fetches other machines' shadow refs without their records: bring the new ones
+    (only what changed since `before`, {ref: commit} as it was before the fetch)."""
+    if not partial:
+        return
+    prefix = REMOTE_SHADOW.format(remote=remote)
+    wanted: set[str] = set()
+    for ref, oid in records.refs(repo).items():
+        if ref.startswith(prefix) and before.get(ref) != oid:
+            wanted.update(records.note_blobs(repo, before.get(ref), oid))
+    _fetch_absent(repo, remote, partial, sorted(wanted))
+
+
+def _refs(repo: Repo, names: list[str]) -> dict[str, str]:
+    """{ref: commit} of those of `names` that exist, in one git call."""
+    out = repo.git("for-each-ref", "--format=%(refname) %(objectname)", *names).decode().split("\n")
+    found = dict(line.split(" ", 1) for line in out if line)
+    return {ref: oid for ref, oid in found.items() if ref in names}
+
+
+# -- 4. integrate ----------------------------------------------------------------------
+
+def _message(remote: str, branch: str, theirs: str, merged: merge.Merged) -> str:
+    kept = len(merged.conflicts)
+    subject = f"strata: sync with {remote}/{branch}" + (f" ({kept} kept beside)" if kept else "")
+    trailers = [f"Strata-Sync: {remote}/{branch} {theirs}"]
+    for d in merged.decisions:
+        shown = d.name
+        if d.beside:
+            trailers.append(f"Strata-Conflict: {shown} -> {d.beside.path}")
+        else:
+            trailers.append(f"Strata-Merge: {shown}: {d.how}")
+    return f"{subject}\n\n" + "\n".join(trailers) + "\n"
+
+
+def _decision(d: merge.Decision) -> dict:
+    return {"name": d.name, "how": d.how, "path": d.result.path if d.result else None,
+            "beside": d.beside.path if d.beside else None}
+
+
+def _refuse_dirty(repo: Repo, old: str, new: str, listed: list[tuple[str, str]], left: list[dict]) -> list[str]:
+    """The paths the move from old to new changes, after checking the working tree can take it
+    (`listed`: what status listed). Refused: an untracked or ignored file where the move writes
+    one, and a file where it needs a folder or the other way round. A tracked file with changes
+    of its own (one the checks refused to commit) is left as it is, never overwritten (see
+    txn._align), and reported in `left`."""
+    diff = merge.changes(repo, old, new)
+    changed = list(diff)
+    exact = {p for code, p in listed if code in ("??", "!!")}
+    tracked = {p for code, p in listed if code not in ("??", "!!")}
+    on_disk = [p.rstrip("/") for _, p in listed]
+    clash = sorted(p for p in changed if p in exact or any(p.startswith(d + "/") or d.startswith(p + "/")
+                                                             for d in on_disk if d != p))
+    if clash:
+        why = {item["path"]: item["reason"] for item in left}.get(clash[0])
+        raise Refused(f"{clash[0]} is in the way here (untracked, ignored, or a file where a folder goes) and the "
+                      f"remote changed that path{f' (and {len(clash) - 1} more)' if len(clash) > 1 else ''}"
+                      f"{f'; it was left uncommitted: {why}' if why else ''}; nothing was changed",
+                      "move it aside (or commit it), then run `git strata sync` again")
+    reasons = {item["path"]: item for item in left}
+    localedits.remember_kept(repo, {p: (diff[p][0] or ("", ""))[1] for p in tracked & set(changed)})
+    for path in sorted(tracked & set(changed)):
+        item = reasons.get(path)
+        note = "the remote changed it too: this version is kept, uncommitted (review it before committing)"
+        if item:
+            item["reason"] += f"; {note}"
+        else:
+            left.append({"path": path, "reason": note})
+    return changed
+
+
+def _fetch_absent(repo: Repo, remote: str, partial: bool, blobs: list[str]) -> None:
+    """In a partial clone, bring those of `blobs` it lacks in one fetch (git would not: lazy
+    fetching is off for git-strata)."""
+    if blobs and partial:
+        archive.fetch_blobs_from(repo, remote, archive.absent(repo, blobs))
+
+
+def _fetch_needed(repo: Repo, w: Where, new: str, changed: list[str]) -> None:
+    """Bring the blobs the working tree will need (not archive/'s when pruned) in one fetch."""
+    if not changed or not w.partial:
+        return
+    sparse = archive.is_pruned(repo)
+    wanted = [p for p in changed if not (sparse and p.startswith("archive/"))]
+    entries = txn.tree_entries(repo, new, wanted) if wanted else {}
+    _fetch_absent(repo, w.remote, True, sorted({oid for _, oid in entries.values()}))
+
+
+def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, theirs: str | None,
+              counts: tuple[int, int], dry_run: bool, listed: list[tuple[str, str]], left: list[dict]
+              ) -> tuple[str, str, list[merge.Decision], list[str]]:
+    """(what happened, the new HEAD, decisions, paths changed) after bringing `theirs` into `ours`
+    (HEAD); `counts`: _ahead_behind(ours, theirs)."""
+    ahead, behind = counts
+    if theirs is None or behind == 0:
+        return "up to date", ours or "", [], []
+    if ours is None or ahead == 0:
+        how, new, decisions = "fast-forward", theirs, []
+    else:
+        base = repo.git("merge-base", ours, theirs, check=False).decode().split()
+        merged = merge.merge(repo, base[0] if base else None, ours, theirs, localedits.provenance(repo, ours),
+                             lambda blobs: _fetch_absent(repo, w.remote, w.partial, blobs))
+        if dry_run:
+            return "would merge", ours, merged.decisions, []
+        identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
+                    "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
+        new = repo.git("commit-tree", merged.tree, "-p", ours, "-p", theirs,
+                       input=_message(w.remote, branch, theirs, merged).encode("utf-8"), env=identity).decode().strip()
+        how, decisions = "merge", merged.decisions
+    if dry_run:
+        return f"would {how}", ours or "", decisions, []
+    changed = _refuse_dirty(repo, ours, new, listed, left)
+    _fetch_needed(repo, w, new, changed)
+    txn.advance(repo, ours, new, changed, f"strata: sync {how} with {w.remote}/{branch}")
+    return how, new, decisions, changed
+
+
+# -- 5. push ---------------------------------------------------------------------------
+
+def push(repo: Repo, w: Where, refspecs: list[str]) -> bool:
+    """Push (never forced); False when the remote moved meanwhile (fetch and try again)."""
+    if not refspecs:
+        return True
+    proc = run(["push", "--porcelain", "--", w.remote, *refspecs], repo.root, check=False)
+    if proc.returncode == 0:
+        return True
+    said = proc.stdout.decode("utf-8", "replace")
+    rejected = [line for line in said.splitlines() if line.startswith("!")]
+    if rejected and all(any(mark in line for mark in RETRY) for line in rejected):
+        return False
+    if rejected:
+        why = rejected[0].split("\t")[-1].strip()
+        told = [line[len("remote: "):].strip() for line in proc.stderr.decode("utf-8", "replace").splitlines()
+                if line.startswith("remote: ") and line[len("remote: "):].strip()]
+        raise Refused(f"{w.remote} refused the push: {why}{': ' + told[-1] if told else ''}; "
+                      f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
+                      "ask whoever runs the remote why it refuses; the next sync pushes again")
+    raise GitFailed(f"cannot push to {w.remote} ({archive.shown_url(w.url)}): {archive.git_error(proc.stderr)}; "
+                    f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
+                    "check the url and the network; the next sync pushes it")
+
+
+# -- the round -------------------------------------------------------------------------
+
+def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = False,
+         progress: Callable[[str], None] | None = None) -> Result:
+    """One sync round (the caller holds the repository lock)."""
+    w = where(repo, remote or cfg.sync_remote)
+    if not dry_run:
+        localedits.clear_killed_commit(repo)
+        txn.recover(repo)
+    txn.refuse_unless_settled(repo, "sync")
+    if repo.head_quick() is None:
+        raise Refused("this repository has no commits yet, so there is nothing here to sync",
+                      f"join the memory with `git strata clone {archive.shown_url(w.url)}`, "
+                      "or start one here with `git strata init`")
+    branch = _branch(repo)
+    machine = access.machine_id(repo)
+    tracking = TRACKING.format(remote=w.remote) + branch
+    mine, mine_there = access.REF_PREFIX + machine, REMOTE_ACCESS.format(remote=w.remote) + machine
+    before = _refs(repo, [tracking]).get(tracking)
+    shadow_mine, shadow_there = records.own_ref(repo), REMOTE_SHADOW.format(remote=w.remote) + machine
+    shadow_before = records.refs(repo)
+    _note(progress, f"fetching from {w.remote}")
+    # The fetch waits on the network: local edits are committed meanwhile (it only writes
+    # remote-tracking refs and objects; the commit writes HEAD, the index and objects).
+    started = run_in_background(_fetch_args(w), repo.root)
+    try:
+        listed = localedits.status(repo)
+        committed, left = localedits.commit_local(repo, cfg, dry_run, listed)
+        if not dry_run:
+            access.flush(repo, (cfg.janitor_name, cfg.janitor_email))
+    except BaseException:
+        started.kill()
+        started.communicate()
+        raise
+    listed = [(code, path) for code, path in listed if path not in set(committed)]
+    start = repo.head_quick()
+    decisions: list[merge.Decision] = []
+    integrated, rewound, incoming = "up to date", 0, 0
+    for attempt in range(1, ATTEMPTS + 1):
+        if attempt > 1:
+            _note(progress, f"fetching from {w.remote} again (another machine pushed first)")
+            listed = localedits.status(repo)
+        fetch(repo, w, started if attempt == 1 else None)
+        refs = _refs(repo, [tracking, mine, mine_there, shadow_mine, shadow_there])
+        fetch_access_blobs(repo, w.remote, w.partial)
+        fetch_record_blobs(repo, w.remote, shadow_before, w.partial)
+        shadow_before = records.refs(repo)
+        theirs, ours = refs.get(tracking), repo.head_quick()
+        ahead, behind = _ahead_behind(repo, ours, theirs)
+        if before and theirs and before != theirs:  # did the remote lose commits it had?
+            lost = ahead if before == ours else (0 if _is_ancestor(repo, before, theirs) else
+                                                 _count(repo, f"{theirs}..{before}"))
+            rewound = max(rewound, lost)
+        incoming += behind
+        _note(progress, f"integrating {w.remote}/{branch}")
+        how, head, found, changed = integrate(repo, cfg, w, branch, ours, theirs, (ahead, behind), dry_run, listed,
+                                              left)
+        decisions += found
+        if how != "up to date":
+            integrated = how
+        outgoing = {"fast-forward": 0, "merge": ahead + 1}.get(how, ahead)
+        if dry_run:
+            return Result(w.remote, archive.shown_url(w.url), branch, start, committed, left, integrated, incoming,
+                          outgoing, [_decision(d) for d in decisions], False, rewound, attempt, {}, True)
+        if head != start:
+            _refresh(repo, cfg, (changed, ours) if changed and ours else None)
+        specs = [f"{head}:refs/heads/{branch}"] if head and head != theirs else []
+        for ref, there in ((mine, mine_there), (shadow_mine, shadow_there)):
+            if refs.get(ref) and refs.get(ref) != refs.get(there):
+                specs.append(f"{ref}:{ref}")
+        _note(progress, f"pushing to {w.remote}")
+        if push(repo, w, specs):
+            for ref, oid in ((tracking, head), (mine_there, refs.get(mine)), (shadow_there, refs.get(shadow_mine))):
+                if specs and oid:  # what the remote has now, as a fetch would record it
+                    repo.git("update-ref", ref, oid)
+            pushed_to = mirror.push_mirrors(repo, w, branch)
+            return Result(w.remote, archive.shown_url(w.url), branch, head, committed, left, integrated, incoming,
+                          outgoing, [_decision(d) for d in decisions], bool(specs), rewound, attempt, pushed_to, False)
+        before = theirs
+    raise Refused(f"{w.remote} kept changing: {ATTEMPTS} rounds in a row another machine pushed first; "
+                  "everything here is committed", "run `git strata sync` again")
+
+
+def _refresh(repo: Repo, cfg: Config, moved: tuple[list[str], str] | None) -> None:
+    """index.md and the shadow index follow HEAD now (the search index follows on its next query).
+    `moved`: (paths, commit) when only those paths changed since `commit`, which the catalog may reflect."""
+    from strata_git.store import index_md, shadow
+
+    tree = repo.git("rev-parse", f"{moved[1]}^{{tree}}").decode().strip() if moved else None
+    index_md.refresh(repo, cfg.max_memory_bytes, moved=(moved[0], tree) if moved else None)
+    shadow.refresh(repo)

@@ -1,0 +1,424 @@
+"""What memories are on disk, in which tier, with their title, type and tags.
+
+The working tree is the truth: a file changed a moment ago is listed as it is
+now. Parsed metadata is kept in an SQLite database under the git directory
+(`catalog.sqlite`), keyed by path and checked against size, mtime and inode, so
+a scan of thousands of memories parses only the files that changed, and a hook
+that knows which files a commit touches updates just those rows. The database is
+derived state: a different schema version or any corruption deletes and rebuilds
+it. Symlinks and special files are never followed; they are reported as strays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import stat
+import zlib
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Iterable, Iterator
+
+from strata_git.errors import StrataError
+from strata_git.core.memory import UNSAFE_TO_DISPLAY
+from strata_git.gitio.git import Repo
+from strata_git.core.names import SUFFIX, TIERS
+
+if TYPE_CHECKING:
+    from strata_git.gitio.watch import Watch
+
+SCHEMA_VERSION = 9
+DB = "catalog.sqlite"
+LEGACY_FILES = ("shadow.sqlite", "shadow.sqlite-journal")
+# Deleting at least this many rows at once (a prune, a rebuild) compacts the full-text index:
+# FTS5 otherwise keeps deleted rows' data in its segments until merges happen to reach them.
+COMPACT_AFTER = 200
+PLACEHOLDER = ".gitkeep"
+TAG_SEP = "\x1f"  # tags cannot contain control characters (memory.check_known_keys)
+_ORDER = {tier: i for i, tier in enumerate(TIERS)}
+_SCHEMA = """
+CREATE TABLE memories (
+    path TEXT PRIMARY KEY, tier TEXT NOT NULL, folder TEXT NOT NULL, name TEXT NOT NULL,
+    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
+    title TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, problem TEXT NOT NULL,
+    frontmatter_hash TEXT NOT NULL, id INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX memories_by_folder ON memories (tier, folder);
+CREATE INDEX memories_by_id ON memories (id);
+-- What the shadow index knows of each memory under archive/ at HEAD (see shadow.py).
+CREATE TABLE archived (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, blob TEXT NOT NULL, commit_id TEXT NOT NULL,
+    title TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, size INTEGER NOT NULL,
+    preview TEXT NOT NULL, source TEXT NOT NULL, digest TEXT NOT NULL
+);
+CREATE TABLE sections (tier TEXT, folder TEXT, text TEXT NOT NULL, PRIMARY KEY (tier, folder)) WITHOUT ROWID;
+CREATE TABLE frontmatter (hash TEXT PRIMARY KEY, meta TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE blob_types (oid TEXT PRIMARY KEY, type TEXT NOT NULL) WITHOUT ROWID;
+-- One full-text table for every tier, so bm25's corpus statistics (memories, document
+-- frequencies, lengths) cover all of them and an archived memory scores as it did live.
+-- Contentless: it keeps no copy of any text (snippets come from the files and the records);
+-- contentless_delete lets a row go by its id alone, since a changed file's old text is gone.
+-- body is the first column: a posting in FTS5's first column needs no column marker (two bytes
+-- of the six or so a posting costs); it holds nearly all of them.
+CREATE VIRTUAL TABLE docs USING fts5(body, title, tags, content = '', tokenize = "unicode61 remove_diacritics 2");
+-- A contentless row is removed by giving FTS5 back the exact values it indexed, so that its
+-- counts (documents, lengths) stay exact; contentless_delete would remove rows by id alone but
+-- never lowers those counts, and every edit would skew bm25. A live file's old text is gone
+-- once it changes, so its indexed values are kept here, compressed (terms sorted and spelled
+-- out compress about 4:1). An archived row's are recomputed from its record instead.
+CREATE TABLE live_docs (id INTEGER PRIMARY KEY, cols BLOB NOT NULL);
+CREATE VIRTUAL TABLE docs_vocab USING fts5vocab(docs, 'row');
+"""
+SEARCHED = ("active", "cooled")  # indexed from disk; archive/ from its records, present or pruned
+
+
+class Entry(NamedTuple):
+    """One memory file as it is on disk (a NamedTuple: thousands are built per scan)."""
+
+    tier: str
+    name: str  # with the .md suffix
+    size: int
+    title: str = ""
+    type: str = "note"
+    tags: tuple[str, ...] = ()
+    problem: str = ""
+
+    @property
+    def path(self) -> str:
+        return f"{self.tier}/{self.name}"
+
+    @property
+    def folder(self) -> str:
+        return self.name.rpartition("/")[0]
+
+    def as_dict(self) -> dict:
+        return {"tier": self.tier, "name": self.name[: -len(SUFFIX)], "path": self.path, "size": self.size,
+                "title": self.title, "type": self.type, "tags": list(self.tags), "problem": self.problem}
+
+
+class Scan(NamedTuple):
+    entries: list[Entry]
+    strays: list[str]  # non-memory files, links and special files inside tier folders
+
+
+def clean(text: str) -> str:
+    """Text safe to show on a terminal or in index.md: no control or direction-changing characters."""
+    return UNSAFE_TO_DISPLAY.sub(" ", text).strip()
+
+
+def _open(path: str) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=10)
+    try:
+        if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:  # another version: start afresh
+                db.close()
+                os.unlink(path)
+                db = sqlite3.connect(path, timeout=10)
+            # auto_vacuum gives pages back to the file system: pruning the archive deletes most rows.
+            db.executescript("PRAGMA auto_vacuum = FULL;" + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+            with db:
+                _changed(db)  # a new database is a new generation, never one a process has cached
+                set_meta(db, "born", os.urandom(8).hex())  # (what a watch checks: see watch.py)
+            for old in LEGACY_FILES:  # derived state of earlier versions, now held here
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(os.path.dirname(path), old))
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def reset(repo: Repo) -> None:
+    """Delete the database (it is rebuilt from the working tree on next use)."""
+    for suffix in ("", "-journal"):
+        try:
+            os.unlink(os.path.join(repo.state_dir(), DB + suffix))
+        except FileNotFoundError:
+            pass
+
+
+@contextmanager
+def connect(repo: Repo) -> Iterator[sqlite3.Connection]:
+    """The catalog database in one transaction; rebuilt empty if missing, of another version or unreadable."""
+    try:
+        db = _open(os.path.join(repo.state_dir(), DB))
+    except sqlite3.DatabaseError:
+        reset(repo)
+        db = _open(os.path.join(repo.state_dir(), DB))
+    try:
+        with db:
+            yield db
+    finally:
+        db.close()
+
+
+class FrontmatterMemo:
+    """memory.Memo over the catalog: frontmatter texts this clone has validated, by hash."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def get(self, key: str) -> dict | None:
+        row = self.db.execute("SELECT meta FROM frontmatter WHERE hash = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, meta: dict) -> None:
+        self.db.execute("INSERT OR REPLACE INTO frontmatter VALUES (?, ?)", (key, json.dumps(meta)))
+
+
+def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], strays: list[str]) -> None:
+    try:
+        items = list(os.scandir(os.path.join(root, folder)))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for item in items:  # the hot loop of every search: the common case (a memory file) first
+        name = item.name
+        if not name.isprintable() and UNSAFE_TO_DISPLAY.search(name):  # could forge index.md lines
+            strays.append(f"{folder}/{name}".encode("unicode_escape").decode("ascii"))
+        elif name.endswith(SUFFIX) and name[0] != "." and item.is_file(follow_symlinks=False):
+            try:
+                found.append((f"{folder}/{name}", item.stat(follow_symlinks=False)))
+            except FileNotFoundError:  # moved away (by the janitor, say) since the folder was listed
+                continue
+        elif item.is_dir(follow_symlinks=False):
+            _walk(root, f"{folder}/{name}", found, strays)
+        elif name != PLACEHOLDER and ".strata-tmp-" not in name:
+            strays.append(f"{folder}/{name}")
+
+
+def allocate(db: sqlite3.Connection, count: int) -> int:
+    """The first of `count` new full-text row ids. Ids are small and increasing so that FTS5's
+    doclists (rowid deltas as varints) stay a byte or two a posting; a path hash took nine."""
+    start = int(get_meta(db, "next_id") or 1)
+    set_meta(db, "next_id", str(start + count))
+    return start
+
+
+def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo) -> tuple[tuple, tuple | None]:
+    """((title, type, tags, problem, frontmatter hash) cleaned for display, the full-text
+    row (title, tags, body) or None) of one file."""
+    from collections import Counter
+
+    from strata_git.core import memory, textindex
+
+    raw = b""
+    name = rel.partition("/")[2][: -len(SUFFIX)]
+    try:
+        with open(os.path.join(root, rel), "rb") as f:
+            raw = f.read(limit + 1)
+        if len(raw) > limit:
+            return ("", "note", "", f"over the {limit}-byte limit", ""), None
+        mem = memory.parse(raw, rel, memo)
+        title, tags = clean(mem.title), TAG_SEP.join(clean(t) for t in mem.tags)
+        doc = textindex.document(title, mem.tags, mem.type, name, Counter(textindex.tokens(mem.body)))
+        return (title, mem.type, tags, "", mem.frontmatter_hash), doc
+    except StrataError as e:  # indexed as its archive record would be: the whole text as body
+        doc = textindex.document("", (), "note", name, Counter(textindex.tokens(raw.decode("utf-8", "replace"))))
+        return ("", "note", "", clean(e.message), ""), doc
+    except OSError as e:
+        return ("", "note", "", f"unreadable ({e.strerror})", ""), None
+
+
+def _row(root: str, rel: str, info: os.stat_result, limit: int, memo: FrontmatterMemo) -> tuple[tuple, tuple | None]:
+    tier, _, name = rel.partition("/")
+    described, doc = _describe(root, rel, limit, memo)
+    return (rel, tier, name.rpartition("/")[0], name, info.st_size, info.st_mtime_ns, info.st_ino,
+            *described, 0), (doc if tier in SEARCHED else None)
+
+
+def _upsert(db: sqlite3.Connection, rows: list[tuple[tuple, tuple | None]]) -> None:
+    """Write rows (their id: the path's existing one, else a new one) and their full-text values."""
+    held = _ids(db, [row[0] for row, _ in rows])
+    _forget_docs(db, [row[0] for row, _ in rows], held)
+    fresh = iter(range(allocate(db, sum(1 for row, _ in rows if row[0] not in held)), 1 << 62))
+    rows = [((*row[:-1], held[row[0]] if row[0] in held else next(fresh)), doc) for row, doc in rows]
+    db.executemany("INSERT OR REPLACE INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (row for row, _ in rows))
+    docs = [(row[-1], *doc) for row, doc in rows if doc is not None]
+    db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", docs)
+    db.executemany("INSERT INTO live_docs VALUES (?, ?)", ((d[0], pack(d[1:])) for d in docs))
+
+
+def _ids(db: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for start in range(0, len(paths), 500):
+        chunk = paths[start:start + 500]
+        found.update(db.execute(f"SELECT path, id FROM memories WHERE path IN ({','.join('?' * len(chunk))})",
+                                chunk).fetchall())
+    return found
+
+
+def pack(cols: tuple[str, ...]) -> bytes:
+    return zlib.compress("\0".join(cols).encode("utf-8"))
+
+
+def unpack(data: bytes) -> tuple[str, ...]:
+    return tuple(zlib.decompress(data).decode("utf-8").split("\0"))
+
+
+def _forget_docs(db: sqlite3.Connection, paths: Iterable[str], held: dict[str, int] | None = None) -> None:
+    """Take these paths' rows out of the full-text index (archive/'s rows there are the shadow
+    index's: files under archive/ are never indexed from disk, so they have no live_docs row)."""
+    paths = list(paths)
+    ids = list((held if held is not None else _ids(db, paths)).values())
+    kept = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        kept += db.execute(f"SELECT id, cols FROM live_docs WHERE id IN ({','.join('?' * len(chunk))})",
+                           chunk).fetchall()
+    db.executemany("INSERT INTO docs (docs, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)",
+                   ((i, *unpack(cols)) for i, cols in kept))
+    db.executemany("DELETE FROM live_docs WHERE id = ?", ((i,) for i, _ in kept))
+
+
+def reinsert_live(db: sqlite3.Connection) -> None:
+    """Index the live rows again from what live_docs keeps (after a 'delete-all')."""
+    db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)",
+                   ((i, *unpack(cols)) for i, cols in db.execute("SELECT id, cols FROM live_docs").fetchall()))
+
+
+def entries(db: sqlite3.Connection, tier: str | None = None, folder: str | None = None) -> list[Entry]:
+    """Entries from the database, sorted by tier then name; optionally one folder."""
+    query = "SELECT tier, name, size, title, type, tags, problem FROM memories"
+    args: tuple = ()
+    if tier is not None:
+        query, args = query + " WHERE tier = ? AND folder = ?", (tier, folder)
+    found = [Entry(t, n, s, ti, k, tuple(g.split(TAG_SEP)) if g else (), p)
+             for t, n, s, ti, k, g, p in db.execute(query, args)]
+    found.sort(key=lambda e: (_ORDER[e.tier], e.name))
+    return found
+
+
+def scan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024) -> Scan:
+    """Walk the whole working tree, bring the database in line, return every memory."""
+    strays = sync(repo, db, limit)
+    return Scan(entries(db), sorted(strays))
+
+
+def sync(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: tuple[str, ...] = TIERS,
+         watch: Watch | None = None) -> list[str]:
+    """Bring the rows of `tiers` in line with the working tree (re-reading only files whose
+    size, mtime or inode changed); the strays found. With a `watch` on exactly those tiers, only
+    the paths the kernel reported are re-examined when it can tell (strays are then not listed)."""
+    if watch is not None:
+        born = get_meta(db, "born")
+        changed = watch.take(born)
+        if changed is not None:
+            if changed:
+                update(repo, db, changed, limit)
+            return []
+        strays = sync(repo, db, limit, tiers)
+        watch.scanned(born)
+        return strays
+    found: list[tuple[str, os.stat_result]] = []
+    strays: list[str] = []
+    for tier in tiers:
+        if os.path.islink(os.path.join(repo.root, tier)):
+            strays.append(tier)  # a tier folder that is a link is never followed
+        else:
+            _walk(repo.root, tier, found, strays)
+    known = _known(db, tiers)
+    memo = FrontmatterMemo(db)
+    changed = [_row(repo.root, rel, info, limit, memo) for rel, info in found
+               if known.get(rel) != (info.st_size, info.st_mtime_ns, info.st_ino)]
+    gone = known.keys() - {rel for rel, _ in found} if len(found) != len(known) or changed else set()
+    if not changed and not gone:
+        return strays
+    _upsert(db, changed)
+    _forget_docs(db, gone)
+    db.executemany("DELETE FROM memories WHERE path = ?", ((p,) for p in gone))
+    if len(gone) >= COMPACT_AFTER:
+        compact(db)
+    # keep the memo to the frontmatter that memories on disk still use
+    db.execute("DELETE FROM frontmatter WHERE hash NOT IN (SELECT frontmatter_hash FROM memories)")
+    _changed(db)
+    return strays
+
+
+# {(database, tiers): (generation, {path: (size, mtime, inode)})}: a process that searches again
+# and again (the API, a server) skips reading thousands of rows while nobody changed them.
+_KNOWN: dict[tuple[str, tuple[str, ...]], tuple[str, dict[str, tuple[int, int, int]]]] = {}
+
+
+def _known(db: sqlite3.Connection, tiers: tuple[str, ...]) -> dict[str, tuple[int, int, int]]:
+    key = (db.execute("PRAGMA database_list").fetchone()[2], tiers)
+    generation = get_meta(db, "generation")
+    if not generation:
+        _changed(db)
+        generation = get_meta(db, "generation")
+    cached = _KNOWN.get(key)
+    if cached and cached[0] == generation:
+        return cached[1]
+    marks = ",".join("?" * len(tiers))
+    known = {path: (size, mtime, ino) for path, size, mtime, ino
+             in db.execute(f"SELECT path, size, mtime_ns, ino FROM memories WHERE tier IN ({marks})", tiers)}
+    _KNOWN.clear()
+    _KNOWN[key] = (generation, known)
+    return known
+
+
+def _changed(db: sqlite3.Connection) -> None:
+    """Mark the rows as changed (what _known() checks before trusting its copy)."""
+    set_meta(db, "generation", os.urandom(8).hex())
+
+
+def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int = 1024 * 1024) -> set[tuple[str, str]]:
+    """Re-examine only `paths` (a hook knows what a commit touches); the (tier, folder)s touched."""
+    touched, rows, memo = set(), [], FrontmatterMemo(db)
+    for rel in paths:
+        tier, _, name = rel.partition("/")
+        if tier not in _ORDER or not name:
+            continue
+        touched.add((tier, name.rpartition("/")[0]))
+        try:
+            info = os.lstat(os.path.join(repo.root, rel))
+        except OSError:
+            info = None
+        if info is not None and stat.S_ISREG(info.st_mode) and name.endswith(SUFFIX):
+            rows.append(_row(repo.root, rel, info, limit, memo))
+        else:
+            _forget_docs(db, [rel])
+            db.execute("DELETE FROM memories WHERE path = ?", (rel,))
+    _upsert(db, rows)
+    _changed(db)
+    return touched
+
+
+def blob_types(db: sqlite3.Connection, oids: list[str]) -> dict[str, str]:
+    """{blob id: memory type} already known (a blob's content, so its type, never changes)."""
+    found = {}
+    for start in range(0, len(oids), 500):
+        chunk = oids[start:start + 500]
+        found.update(db.execute(f"SELECT oid, type FROM blob_types WHERE oid IN ({','.join('?' * len(chunk))})",
+                                chunk).fetchall())
+    return found
+
+
+def remember_blob_types(db: sqlite3.Connection, types: dict[str, str]) -> None:
+    db.executemany("INSERT OR REPLACE INTO blob_types VALUES (?, ?)", types.items())
+
+
+def get_meta(db: sqlite3.Connection, key: str) -> str:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else ""
+
+
+def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+
+def compact(db: sqlite3.Connection) -> None:
+    """Merge the full-text index into one segment, dropping what deleted rows left behind."""
+    db.execute("INSERT INTO docs (docs) VALUES ('optimize')")
+
+
+def derived_sizes(repo: Repo) -> dict[str, int]:
+    """{file: bytes} of the derived state under .git/strata (SQLite journals and temporary files
+    included), largest first: what `reindex` or deleting the folder's files would rebuild."""
+    found = {}
+    for item in os.scandir(repo.state_dir()):
+        if item.is_file(follow_symlinks=False):
+            found[item.name] = item.stat(follow_symlinks=False).st_size
+    return dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))

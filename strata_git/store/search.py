@@ -1,0 +1,205 @@
+"""One search over all three tiers, on one scale.
+
+Every memory is a row of the catalog's one full-text table: active/ and cooled/ from the
+working tree, brought in line first (a file saved a moment ago, committed or not, is found
+as it is now), archive/ from its shadow record (see shadow.py), fresh for HEAD. So bm25's
+corpus statistics cover every tier and an archived memory scores exactly as it did live.
+Scores are BM25 with Lucene's idf (see idf_weights) over title > tags and type > body,
+negated so that higher is better.
+
+Two orders: `merged` (the default) sorts every hit by score whatever its tier;
+`cascade` lists active hits first, then cooled, then archive. bench/retrieval.py
+measures both against an independent BM25: see README "Search".
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+from typing import TYPE_CHECKING, NamedTuple
+
+from strata_git.store import catalog, shadow
+from strata_git.core import names, textindex
+from strata_git.gitio import safefs
+from strata_git.errors import BadName
+from strata_git.gitio.git import Repo
+
+if TYPE_CHECKING:
+    from strata_git.gitio.watch import Watch
+
+RANKS = ("merged", "cascade")
+MAX_QUERY_CHARS = 100_000
+MAX_LIMIT = 1000
+# bm25 column weights, in the full-text table's column order: body, title, tags (and type).
+WEIGHTS = (1.0, 5.0, 3.0)
+
+
+class Hit(NamedTuple):
+    tier: str
+    name: str  # without the .md suffix
+    title: str
+    type: str
+    score: float
+    snippet: str
+    commit: str = ""  # archive hits: the commit that archived it
+    blob: str = ""  # archive hits: the blob holding it
+    summary: str = ""  # cooled and archive hits: the summary made when it cooled, if any
+
+    @property
+    def path(self) -> str:
+        return f"{self.tier}/{self.name}{names.SUFFIX}"
+
+    def as_dict(self) -> dict:
+        out = {"tier": self.tier, "name": self.name, "path": self.path, "title": self.title, "type": self.type,
+               "score": self.score, "snippet": self.snippet}
+        if self.tier == "archive":
+            out |= {"commit": self.commit or None, "blob": self.blob}
+        if self.summary:
+            out["summary"] = self.summary
+        return out
+
+
+def check(query: object, tier: str | None, limit: int, rank: str) -> str:
+    if not isinstance(query, str):
+        raise BadName("the search query must be text", "pass the words to look for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise BadName(f"the search query is {len(query)} characters, over the {MAX_QUERY_CHARS} limit",
+                      "search for the key words instead")
+    if tier is not None and tier not in names.TIERS:
+        raise BadName(f"unknown tier {tier!r}", f"use one of: {', '.join(names.TIERS)}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise BadName(f"bad limit {limit!r}", f"give a whole number from 1 to {MAX_LIMIT}")
+    if rank not in RANKS:
+        raise BadName(f"unknown ranking {rank!r}", f"use one of: {', '.join(RANKS)}")
+    return query
+
+
+def idf_weights(db: sqlite3.Connection, terms: list[str]) -> list[tuple[str, float]]:
+    """(term, weight) for the terms any memory holds. FTS5's bm25() uses the classic idf,
+    log((N - n + 0.5) / (n + 0.5)), which falls to nothing for a word in half the memories
+    and is clamped there; Lucene's log(1 + (N - n + 0.5) / (n + 0.5)) keeps such words
+    counting a little, and finds the answer more often (README "Search"). One phrase's bm25
+    is its idf times its term-frequency part, so each term's score is scaled by
+    lucene idf / classic idf: exactly BM25 with Lucene's idf, tf and lengths still FTS5's."""
+    total = indexed_count(db)
+    out = []
+    for t in terms:
+        row = db.execute("SELECT doc FROM docs_vocab WHERE term = ?", (t,)).fetchone()
+        if not row or not row[0]:
+            continue
+        n = row[0]
+        if n > total:  # counts not yet written (inside a transaction): count the rows instead
+            total = db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)").fetchone()[0]
+        classic = math.log((total - n + 0.5) / (n + 0.5))
+        out.append((t, math.log(1 + (total - n + 0.5) / (n + 0.5)) / (classic if classic > 0 else 1e-6)))
+    return out
+
+
+def indexed_count(db: sqlite3.Connection) -> int:
+    """N as FTS5's bm25() counts it: the first varint of its averages record (data row 1), read in
+    microseconds where a count of the rows takes milliseconds at 50,000 memories."""
+    row = db.execute("SELECT block FROM docs_data WHERE id = 1").fetchone()
+    value = 0
+    for i, byte in enumerate(row[0] if row and row[0] else b""):  # SQLite's varint: 7 bits a byte, big-endian
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value
+    return 0
+
+
+# Every tier in one query: each term's bm25 (one single-phrase MATCH per term, scaled by its idf
+# weight) summed per memory, then each hit is found either among the live memories or among the
+# archived ones (an id is in exactly one of them). Ties: by name, then tier. Without filters only
+# the best `limit` scores (and any tied with the last of them) are looked up, not every match.
+_SQL = """
+WITH hit AS MATERIALIZED (SELECT id, sum(s) AS score FROM ({terms}) GROUP BY id),
+     best AS (SELECT id, score FROM hit {cut})
+SELECT coalesce(m.tier, 'archive'), coalesce(m.name, substr(a.path, 9)), coalesce(m.title, a.title),
+       coalesce(m.type, a.type), best.score, a.preview, a.commit_id, a.blob
+FROM best LEFT JOIN memories m ON m.id = best.id AND m.tier IN ('active', 'cooled')
+          LEFT JOIN archived a ON a.id = best.id
+WHERE (m.path IS NOT NULL OR a.path IS NOT NULL) {where}
+ORDER BY best.score, 2, 1 LIMIT ?
+"""
+_CUT = "WHERE score <= coalesce((SELECT score FROM hit ORDER BY score LIMIT 1 OFFSET ?), 0)"
+
+
+def _query(db: sqlite3.Connection, terms: list[str], where: list[str], args: list, limit: int) -> list[tuple]:
+    weighted = idf_weights(db, terms)
+    if not weighted:
+        return []
+    # (FTS5's `rank` column, not a bm25() call: an auxiliary function cannot run inside a compound select)
+    part = (f"SELECT rowid AS id, rank * ? AS s FROM docs WHERE docs MATCH ? "
+            f"AND rank MATCH 'bm25({', '.join(map(str, WEIGHTS))})'")
+    sql = _SQL.format(terms=" UNION ALL ".join([part] * len(weighted)), cut="" if where else _CUT,
+                      where="".join(f" AND {w}" for w in where))
+    values = [v for t, w in weighted for v in (w, textindex.expression([t]))]
+    return db.execute(sql, (*values, *(() if where else (limit - 1,)), *args, limit)).fetchall()
+
+
+def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limit: int,
+          max_bytes: int, watch: Watch | None) -> list[tuple]:
+    where, args = [], []
+    if tier is not None:
+        where.append("coalesce(m.tier, 'archive') = ?")
+        args.append(tier)
+    if type is not None:
+        where.append("coalesce(m.type, a.type) = ?")
+        args.append(type)
+    for attempt in (1, 2):
+        try:
+            with catalog.connect(repo) as db:
+                catalog.sync(repo, db, max_bytes, catalog.SEARCHED, watch)
+                shadow.refresh_in(repo, db)
+                db.commit()  # FTS5 writes its counts (see indexed_count) when a transaction commits
+                return _query(db, terms, where, args, limit)
+        except sqlite3.DatabaseError:
+            if attempt == 2:
+                raise
+            catalog.reset(repo)  # corrupt where only a query reaches: rebuilt, then asked again
+    return []
+
+
+def _hit(root: str, row: tuple, terms: list[str], max_bytes: int) -> Hit:
+    tier, name, title, kind, score, preview, commit, blob = row
+    name = name[: -len(names.SUFFIX)]
+    if tier == "archive":
+        return Hit(tier, name, title or name, kind, readable(score), textindex.snippet(preview or "", terms),
+                   commit or "", blob or "")
+    try:
+        text = safefs.read(root, f"{tier}/{name}{names.SUFFIX}", max_bytes).decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001 - gone since the scan: show no snippet rather than fail
+        text = ""
+    body = text.split("\n---", 1)[-1] if text.startswith("---") else text
+    return Hit(tier, name, title or name, kind, readable(score), catalog.clean(textindex.snippet(body, terms)))
+
+
+def readable(score: float) -> float:
+    """bm25 as people read it: higher is better, two decimals."""
+    return round(-score, 2) + 0.0
+
+
+def search(repo: Repo, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
+           rank: str = "merged", max_bytes: int = 1024 * 1024, watch: Watch | None = None) -> list[Hit]:
+    """The best `limit` hits for any text, over the tiers asked for (all by default). A long-running
+    caller passes its `watch` (see watch.py) so that only files the kernel reported are re-read."""
+    check(query, tier, limit, rank)
+    terms = textindex.query_terms(query)
+    if not terms:
+        return []  # nothing searchable in it (only punctuation, say): no hits, no error
+    rows = _rows(repo, terms, tier, type, limit if rank == "merged" else MAX_LIMIT, max_bytes, watch)
+    if rank == "cascade":
+        order = {t: i for i, t in enumerate(names.TIERS)}
+        rows.sort(key=lambda r: (order[r[0]], r[4], r[1]))
+    return [_with_summary(repo.root, _hit(repo.root, r, terms, max_bytes)) for r in rows[:limit]]
+
+
+def _with_summary(root: str, hit: Hit) -> Hit:
+    from strata_git.store import summary
+
+    if hit.tier == "active" or not os.path.isdir(os.path.join(root, summary.FOLDER)):
+        return hit
+    return hit._replace(summary=summary.read(root, hit.name + names.SUFFIX) or "")

@@ -1,0 +1,363 @@
+"""The shadow index: what is in archive/, searchable without its content.
+
+One row per memory under archive/ at HEAD (path, blob id, the commit that archived it,
+title, type, tags, size, preview) in the catalog's `archived` table, and its terms in the
+catalog's one full-text table beside the live memories', so that search ranks every tier
+on one scale. It is built from history alone: each archived blob's shadow record (see
+records.py) gives every term with its count, so an archived memory is indexed exactly as
+it was live, on any clone, without its content. Where no record is found, an older
+archive commit's `Strata-Shadow` trailer (32 keywords and a preview) is used, and failing
+that the memory's name alone: the same on every clone. `git strata reindex` upgrades both
+to full records.
+
+The index records the commit and the set of shadow refs it reflects. Behind HEAD, it is
+brought forward from `git diff-tree` of archive/; new records (a sync, a reindex
+elsewhere) upgrade the rows that lacked one; anything else (first use, history
+rewritten) rebuilds the archive rows in one transaction. It is derived state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
+
+from strata_git.store import catalog, records
+from strata_git.core import names, textindex
+from strata_git.gitio.git import Repo
+
+VERSION = "6"  # of how rows are made from records: another value rebuilds them
+LEGACY_TRAILER = "Strata-Shadow"
+MAX_WARNINGS = 20
+
+
+class Row(NamedTuple):
+    path: str
+    blob: str
+    commit: str
+    title: str
+    type: str
+    tags: tuple[str, ...]
+    size: int
+    preview: str
+    source: str = "name"  # "record" (full), "trailer" (an old archive commit's keywords) or "name"
+
+    @property
+    def name(self) -> str:
+        return self.path.partition("/")[2][: -len(names.SUFFIX)]
+
+
+# -- where rows come from ------------------------------------------------------------------
+
+def _archived(repo: Repo, commit: str) -> dict[str, str]:
+    """{path: blob id} of every memory under archive/ at `commit` (no blob is read)."""
+    out = repo.git("ls-tree", "-r", "-z", "--full-tree", commit, "--", "archive")
+    found = {}
+    for item in out.decode("utf-8", "surrogateescape").split("\0"):
+        if item:
+            meta, path = item.split("\t", 1)
+            _, kind, oid = meta.split(" ")
+            if kind == "blob" and path.endswith(names.SUFFIX) and names.split_path(path):
+                found[path] = oid
+    return found
+
+
+def _legacy(repo: Repo, revs: list[str], blobs: set[str], walk: bool = True) -> dict[str, tuple[str, dict]]:
+    """{blob id: (commit, trailer record)} from archive commits that carry `Strata-Shadow`
+    trailers (before records moved beside history), the newest commit winning."""
+    if not blobs or not revs:
+        return {}
+    out = repo.git("log", *(() if walk else ("--no-walk=unsorted",)), "--no-renames", f"--grep=^{LEGACY_TRAILER}: ",
+                   f"--format=%x01%H%x00%(trailers:key={LEGACY_TRAILER},valueonly,unfold,separator=%x1e)", *revs, "--")
+    found: dict[str, tuple[str, dict]] = {}
+    for item in out.decode("utf-8", "replace").split("\x01")[1:]:
+        commit, _, values = item.partition("\0")
+        for value in values.strip().split("\x1e"):
+            if not value.startswith('{"b":"') or value[6:46] not in blobs or value[6:46] in found:
+                continue
+            try:
+                rec = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(rec, dict):
+                found[value[6:46]] = (commit, rec)
+    return found
+
+
+def _text(rec: dict, key: str, limit: int) -> str:
+    value = rec.get(key)
+    return catalog.clean(value)[:limit] if isinstance(value, str) else ""
+
+
+def _from_legacy(path: str, blob: str, commit: str, rec: dict) -> tuple[Row, Counter[str]]:
+    """A row from an old trailer: its keywords and preview are all there is of the body."""
+    tags = tuple(catalog.clean(t) for t in rec.get("g", ()) if isinstance(t, str))[:records.MAX_TAGS] \
+        if isinstance(rec.get("g"), list) else ()
+    size = rec["s"] if type(rec.get("s")) is int and 0 <= rec["s"] < 1 << 40 else 0
+    preview = _text(rec, "p", 400)
+    body = Counter(textindex.tokens(_text(rec, "k", 100_000) + " " + preview))
+    return Row(path, blob, commit, _text(rec, "t", 400), _text(rec, "y", 64) or "note", tags, size, preview,
+               "trailer"), body
+
+
+def _from_record(path: str, rec: records.Record, commit: str) -> tuple[Row, Counter[str]]:
+    return Row(path, rec.blob, commit, rec.title, rec.type, rec.tags, rec.size, rec.preview, "record"), \
+        Counter(rec.counts)
+
+
+def _made(repo: Repo, archived: dict[str, str], head: str, refs: dict[str, str],
+          commits: dict[str, str] | None = None) -> tuple[list[tuple[Row, Counter[str]]], list[str]]:
+    """Rows (with their body tokens) for {path: blob}, from records, else old trailers, else the name."""
+    blobs = set(archived.values())
+    found, warnings = records.find(repo, sorted(blobs), sorted(set(refs.values())))
+    legacy = _legacy(repo, [head], blobs - found.keys()) if head else {}
+    made = []
+    for path, blob in sorted(archived.items()):
+        commit = (commits or {}).get(path, "")
+        if blob in found:
+            made.append(_from_record(path, found[blob], commit))
+        elif blob in legacy:
+            made.append(_from_legacy(path, blob, commit or legacy[blob][0], legacy[blob][1]))
+        else:
+            made.append((Row(path, blob, commit, "", "note", (), 0, "", "name"), Counter()))
+    return made, warnings
+
+
+# -- writing rows ----------------------------------------------------------------------------
+
+class Stale(Exception):
+    """An archive row's indexed values can no longer be recomputed exactly: rebuild them all."""
+
+
+def _columns(r: Row, body: Counter[str]) -> tuple[str, str, str]:
+    return textindex.document(r.title, r.tags, r.type, r.name, body)
+
+
+def _digest(cols: tuple[str, str, str]) -> str:
+    return hashlib.blake2b("\0".join(cols).encode("utf-8"), digest_size=8).hexdigest()
+
+
+def _insert(db: sqlite3.Connection, made: list[tuple[Row, Counter[str]]]) -> None:
+    cols = [_columns(r, body) for r, body in made]
+    first = catalog.allocate(db, len(made))
+    values = [(first + i, r.path, r.blob, r.commit, r.title, r.type, catalog.TAG_SEP.join(r.tags),
+               r.size, r.preview, r.source, _digest(c)) for i, ((r, _), c) in enumerate(zip(made, cols, strict=True))]
+    db.executemany("INSERT OR REPLACE INTO archived VALUES (?,?,?,?,?,?,?,?,?,?,?)", values)
+    db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)",
+                   ((v[0], *c) for v, c in zip(values, cols, strict=True)))
+
+
+def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
+    """Remove archive rows, giving FTS5 back exactly what each indexed (recomputed from its record,
+    trailer or name, and checked against the digest kept at insert). Raises Stale if one cannot be."""
+    found = [db.execute(f"SELECT {_COLUMNS}, digest, id FROM archived WHERE path = ?", (p,)).fetchone() for p in paths]
+    rows = {r[0]: (_as_row(r[:9]), r[9], r[10]) for r in found if r}
+    if not rows:
+        return
+    full, _ = records.find(repo, sorted({r.blob for r, _, _ in rows.values() if r.source == "record"}))
+    legacy = _legacy(repo, sorted({r.commit for r, _, _ in rows.values() if r.source == "trailer"}),
+                     {r.blob for r, _, _ in rows.values() if r.source == "trailer"}, walk=False)
+    for path, (row, digest, row_id) in rows.items():
+        if row.source == "record" and row.blob in full:
+            body = _from_record(path, full[row.blob], row.commit)[1]
+        elif row.source == "trailer" and row.blob in legacy:
+            body = _from_legacy(path, row.blob, *legacy[row.blob])[1]
+        elif row.source == "name":
+            body = Counter()
+        else:
+            raise Stale(path)
+        cols = _columns(row, body)
+        if _digest(cols) != digest:
+            raise Stale(path)
+        db.execute("INSERT INTO docs (docs, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)",
+                   (row_id, *cols))
+        db.execute("DELETE FROM archived WHERE path = ?", (path,))
+
+
+def _refs_state(refs: dict[str, str]) -> str:
+    return hashlib.sha1(json.dumps(sorted(refs.items())).encode()).hexdigest()
+
+
+def _set_state(db: sqlite3.Connection, head: str, refs: dict[str, str], warnings: list[str] | None) -> None:
+    catalog.set_meta(db, "shadow_commit", head)
+    catalog.set_meta(db, "shadow_refs", _refs_state(refs))
+    catalog.set_meta(db, "shadow_version", VERSION)
+    if warnings is not None:
+        catalog.set_meta(db, "shadow_warnings", json.dumps(warnings[:MAX_WARNINGS]))
+
+
+def _commits(repo: Repo, revs: str, paths: list[str]) -> dict[str, str]:
+    """{path: the commit that last brought it under archive/} for `paths`, from one log pass over `revs`."""
+    if not paths:
+        return {}
+    wanted, found = set(paths), {}
+    out = repo.git("log", "--no-renames", "--diff-filter=AM", "--name-only", "-z", "--format=%x01%H", revs,
+                   "--", "archive")
+    for item in out.decode("utf-8", "surrogateescape").split("\x01")[1:]:
+        commit, _, files = item.partition("\0")
+        for p in files.split("\0"):
+            p = p.strip("\n")
+            if p in wanted and p not in found:
+                found[p] = commit
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str] | None = None) -> int:
+    """Replace every archive row with rows for `head` (inside the caller's transaction). The
+    full-text table is emptied and the live rows put back from what live_docs keeps: cheaper
+    than recomputing each archived row's values to delete it, and it leaves no deleted data."""
+    refs = records.refs(repo) if refs is None else refs
+    archived = _archived(repo, head) if head else {}
+    made, warnings = _made(repo, archived, head, refs, _commits(repo, head, list(archived)) if head else {})
+    db.execute("INSERT INTO docs (docs) VALUES ('delete-all')")
+    db.execute("DELETE FROM archived")
+    catalog.reinsert_live(db)
+    _insert(db, made)
+    catalog.compact(db)
+    _set_state(db, head, refs, warnings)
+    return len(made)
+
+
+def build(repo: Repo, commit: str | None) -> int:
+    """Rebuild the archive rows for `commit`; how many there are."""
+    with catalog.connect(repo) as db:
+        db.execute("BEGIN IMMEDIATE")
+        return build_in(repo, db, commit or "")
+
+
+def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[str, str]) -> bool:
+    """Bring the rows from `old` to `new`; False when only a full build can."""
+    if not old or not repo.ok("merge-base", "--is-ancestor", old, new):
+        return False
+    out = repo.git("diff-tree", "-r", "-z", "--no-renames", old, new, "--", "archive")
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    gone, added = [], {}
+    for meta, changed in zip(fields[0::2], fields[1::2], strict=False):
+        parts = meta.lstrip(":").split(" ")
+        if len(parts) < 5 or not changed.endswith(names.SUFFIX) or not names.split_path(changed):
+            continue
+        gone.append(changed)
+        if parts[4] != "D" and parts[1] != "160000":
+            added[changed] = parts[3]
+    made, warnings = _made(repo, added, new, refs, _commits(repo, f"{old}..{new}", list(added)) if added else {})
+    _delete(repo, db, gone)
+    _insert(db, made)
+    if len(gone) >= catalog.COMPACT_AFTER:
+        catalog.compact(db)
+    _set_state(db, new, refs, warnings or None)
+    return True
+
+
+def _upgrade(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]) -> None:
+    """New records arrived (a sync, a reindex): rebuild the rows that lacked one."""
+    rows = db.execute("SELECT path, blob, commit_id FROM archived WHERE source != 'record'").fetchall()
+    lacking, commits = {p: b for p, b, _ in rows}, {p: c for p, _, c in rows}
+    if lacking:
+        made, warnings = _made(repo, lacking, head, refs, commits)
+        better = [(r, body) for r, body in made if r.source == "record"]
+        _delete(repo, db, [r.path for r, _ in better])
+        _insert(db, better)
+    _set_state(db, head, refs, None)
+
+
+def refresh(repo: Repo) -> str:
+    """Bring the archive rows to HEAD and to the records this clone knows: 'fresh', 'updated' or 'rebuilt'."""
+    with catalog.connect(repo) as db:
+        return refresh_in(repo, db)
+
+
+def refresh_in(repo: Repo, db: sqlite3.Connection) -> str:
+    head = repo.head_quick() or ""
+    refs = records.refs(repo)
+    if (catalog.get_meta(db, "shadow_commit"), catalog.get_meta(db, "shadow_refs"),
+            catalog.get_meta(db, "shadow_version")) == (head, _refs_state(refs), VERSION):
+        return "fresh"
+    if not db.in_transaction:
+        db.execute("BEGIN IMMEDIATE")  # one process brings it forward; the others then find it fresh
+    at = catalog.get_meta(db, "shadow_commit")
+    try:
+        if catalog.get_meta(db, "shadow_version") != VERSION or (at != head and not _forward(repo, db, at, head, refs)):
+            build_in(repo, db, head, refs)
+            return "rebuilt"
+        if catalog.get_meta(db, "shadow_refs") != _refs_state(refs):
+            _upgrade(repo, db, head, refs)
+    except Stale:  # (a record that changed or vanished under a row): the rows so far are replaced
+        build_in(repo, db, head, refs)
+        return "rebuilt"
+    return "updated"
+
+
+@contextmanager
+def connect(repo: Repo) -> Iterator[sqlite3.Connection]:
+    """The catalog with the archive rows fresh for HEAD."""
+    with catalog.connect(repo) as db:
+        refresh_in(repo, db)
+        yield db
+
+
+def rows(db: sqlite3.Connection) -> list[tuple]:
+    """Every archive row in path order, then every indexed term with its counts (what two equal
+    indexes share: live memories' terms are in the same table, so compare clones alike)."""
+    entries = db.execute("SELECT path, blob, commit_id, title, type, tags, size, preview, source FROM archived "
+                         "ORDER BY path").fetchall()
+    return entries + db.execute("SELECT term, doc, cnt FROM docs_vocab ORDER BY term").fetchall()
+
+
+def reflects(repo: Repo) -> str:
+    """The commit the archive rows were built for ("" if they cannot be read)."""
+    try:
+        with catalog.connect(repo) as db:
+            return catalog.get_meta(db, "shadow_commit") if catalog.get_meta(db, "shadow_version") == VERSION else ""
+    except sqlite3.DatabaseError:
+        return ""
+
+
+def warnings(repo: Repo) -> list[str]:
+    """Records the last build or update skipped, one line each (shown by `status`)."""
+    with catalog.connect(repo) as db:
+        try:
+            found = json.loads(catalog.get_meta(db, "shadow_warnings") or "[]")
+        except ValueError:
+            return []
+    return [w for w in found if isinstance(w, str)] if isinstance(found, list) else []
+
+
+def _as_row(r: tuple) -> Row:
+    r = tuple(r)
+    return Row(r[0], r[1], r[2], r[3], r[4], tuple(r[5].split(catalog.TAG_SEP)) if r[5] else (), r[6], r[7], r[8])
+
+
+_COLUMNS = "path, blob, commit_id, title, type, tags, size, preview, source"
+
+
+def all_rows(repo: Repo, db: sqlite3.Connection | None = None) -> list[Row]:
+    """Every archived memory the index holds, in path order (through `db` when the caller has the
+    catalog open: a second connection would wait on the first one's transaction)."""
+    if db is not None:
+        refresh_in(repo, db)
+        return [_as_row(r) for r in db.execute(f"SELECT {_COLUMNS} FROM archived ORDER BY path")]
+    with catalog.connect(repo) as own:
+        return all_rows(repo, own)
+
+
+def lookup(repo: Repo, paths: list[str]) -> dict[str, Row]:
+    """{path: Row} for archived paths the index holds."""
+    with connect(repo) as db:
+        found = {}
+        for p in paths:
+            r = db.execute(f"SELECT {_COLUMNS} FROM archived WHERE path = ?", (p,)).fetchone()
+            if r:
+                found[p] = _as_row(r)
+        return found
+
+
+def path(repo: Repo) -> str:
+    """The file the shadow index lives in (the catalog's)."""
+    return os.path.join(repo.state_dir(), catalog.DB)
