@@ -13,6 +13,8 @@ import pytest
 
 from conftest import git, strata
 
+from strata_git.store import provenance
+
 BUDGETS = [100, 150, 200, 300, 500, 1000, 2000, 5000, 10000, 20000]
 
 
@@ -261,15 +263,14 @@ def test_summaries_show_in_search_results_through_mcp(mem: Path):
 # -- provenance and stats -------------------------------------------------------------------------
 
 def test_every_interface_records_where_a_change_came_from(mem: Path, vault):
-    from strata_git.core import hygiene
 
     strata(mem, "write", "a", "-m", "from the cli")
-    assert hygiene.provenance(vault.repo, "a.md")["via"] == "cli"
+    assert provenance.provenance(vault.repo, "a.md")["via"] == "cli"
     vault.agent = "planner"
     vault.write("b", b"from the api")
-    assert {k: hygiene.provenance(vault.repo, "b.md")[k] for k in ("via", "agent")} == {"via": "api", "agent": "planner"}
+    assert {k: provenance.provenance(vault.repo, "b.md")[k] for k in ("via", "agent")} == {"via": "api", "agent": "planner"}
     cool(mem)  # a janitor move is not a change of content: provenance stays with the writer
-    assert hygiene.provenance(vault.repo, "a.md")["via"] == "cli"
+    assert provenance.provenance(vault.repo, "a.md")["via"] == "cli"
 
 
 def test_flags_find_invisible_and_steering_text_and_leave_plain_text_alone():
@@ -303,17 +304,16 @@ def test_stats_report_tiers_moves_reads_freshness_and_savings(mem: Path, vault):
 # -- what a review found ----------------------------------------------------------------------------
 
 def test_a_recall_or_an_uncommitted_edit_does_not_launder_provenance(mem: Path, vault):
-    from strata_git.core import hygiene
 
     vault.agent = "webbot"
     vault.write("notes/x", b"from a web page\n")
     vault.agent = None
     cool(mem)
     assert strata(mem, "recall", "notes/x").returncode == 0  # a person brings it back
-    p = hygiene.provenance(vault.repo, "notes/x.md")
+    p = provenance.provenance(vault.repo, "notes/x.md")
     assert (p["via"], p["agent"]) == ("api", "webbot")
     (mem / "active/notes/x.md").write_text("changed without a commit\n")
-    assert hygiene.provenance(vault.repo, "notes/x.md") == {"via": "uncommitted"}
+    assert provenance.provenance(vault.repo, "notes/x.md") == {"via": "uncommitted"}
 
 
 def test_summaries_go_when_the_memory_comes_back_and_never_outlive_a_new_cooling(mem: Path, vault):
@@ -412,7 +412,6 @@ def test_provenance_of_a_memory_two_machines_merged_says_so(tmp_path: Path):
     from test_sync import KODA, make_machines
 
     from conftest import bare_remote
-    from strata_git.core import hygiene
     from strata_git.gitio import safefs
 
     (tmp_path / "served").mkdir()
@@ -424,9 +423,9 @@ def test_provenance_of_a_memory_two_machines_merged_says_so(tmp_path: Path):
     b.sync()  # merges both edits into a text neither commit holds alone
     data = safefs.read(b.repo.root, "active/projects/koda.md", 1 << 20)
     assert b"line ONE" in data and b"line FIVE" in data
-    p = hygiene.provenance(b.repo, "projects/koda.md", data)
+    p = provenance.provenance(b.repo, "projects/koda.md", data)
     assert p["via"] == "api" and p["merged"] is True
-    assert hygiene.provenance(b.repo, "projects/koda.md") == {k: v for k, v in p.items() if k != "merged"}
+    assert provenance.provenance(b.repo, "projects/koda.md") == {k: v for k, v in p.items() if k != "merged"}
 
 
 def test_a_janitor_killed_while_cooling_with_summaries_recovers_to_one_consistent_state(tmp_path: Path):

@@ -672,7 +672,8 @@ def test_sync_refusals_name_sync(three):
 
 
 def test_a_new_machine_joins_sees_everything_downloads_no_archive_and_can_rehydrate(tmp_path: Path, daemon):
-    from strata_git.ops import archive, clone
+    from strata_git.gitio import partial
+    from strata_git.ops import clone
     from strata_git.app.vault import Vault
 
     remote = bare_remote(daemon.base / "mem.git")
@@ -690,7 +691,7 @@ def test_a_new_machine_joins_sees_everything_downloads_no_archive_and_can_rehydr
     assert {"notes/heron.md", "projects/koda.md"} <= set(archived)
     listing = git(tmp_path / "d", "ls-tree", "-r", "HEAD", "--", "archive").stdout.decode().splitlines()
     blobs = [line.split()[2] for line in listing if line.endswith(".md")]
-    assert blobs and archive.absent(d.repo, blobs) == blobs  # none of the archive's content came down
+    assert blobs and partial.absent(d.repo, blobs) == blobs  # none of the archive's content came down
     assert files(d)["notes/fresh.md"].startswith("# Fresh")
     assert d.search("heron weir")[0].tier == "archive"
     d.recall("notes/heron")

@@ -27,9 +27,10 @@ def _tree_texts(v) -> dict[str, bytes]:
     paths = [path for meta, path in entries if path.endswith(".md") and path.split("/")[0] in
              ("active", "cooled", "archive")]
     blobs = [meta.split()[2] for meta, path in entries if path in set(paths)]
+    from strata_git.gitio import partial
     from strata_git.ops import archive
 
-    archive.fetch_blobs_from(v.repo, "origin", archive.absent(v.repo, blobs))  # b is a partial clone
+    archive.fetch_blobs_from(v.repo, "origin", partial.absent(v.repo, blobs))  # b is a partial clone
     return dict(zip(paths, v.repo.objects(blobs), strict=True))
 
 

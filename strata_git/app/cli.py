@@ -201,7 +201,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     from strata_git.store import summary
-    from strata_git.store.catalog import clean
+    from strata_git.core.entries import clean
 
     hits = _vault().search(args.query, tier=args.tier, type=args.type, limit=args.limit, rank=args.rank)
     lines = []
@@ -404,18 +404,18 @@ def cmd_why(args: argparse.Namespace) -> int:
 
 
 def cmd_install_hooks(args: argparse.Namespace) -> int:
-    from strata_git.app import hooks
+    from strata_git.ops import hookshims
 
-    done, note = hooks.install(_vault().repo)
+    done, note = hookshims.install(_vault().repo)
     lines = [f"{k}: {v}" for k, v in done.items()] + ([f"note: {note}"] if note else [])
     _emit(args, {"hooks": done, "note": note}, "\n".join(lines))
     return 0
 
 
 def cmd_uninstall_hooks(args: argparse.Namespace) -> int:
-    from strata_git.app import hooks
+    from strata_git.ops import hookshims
 
-    done = hooks.uninstall(_vault().repo)
+    done = hookshims.uninstall(_vault().repo)
     _emit(args, done, "\n".join(f"{k}: {v}" for k, v in done.items()))
     return 0
 
@@ -425,9 +425,10 @@ def run_hook(hook: str, as_json: bool = False) -> int:
     from strata_git.core import config
     from strata_git.app import hooks
     from strata_git.gitio.git import discover
+    from strata_git.ops import hookshims
 
-    if hook not in hooks.HOOKS:
-        raise StrataError(f"unknown hook {hook!r}", f"use one of: {', '.join(hooks.HOOKS)}")
+    if hook not in hookshims.HOOKS:
+        raise StrataError(f"unknown hook {hook!r}", f"use one of: {', '.join(hookshims.HOOKS)}")
     if os.environ.get("STRATA_INTERNAL"):
         return 0
     repo = discover(".")

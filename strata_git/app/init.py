@@ -11,7 +11,8 @@ import os
 from typing import NamedTuple
 
 from strata_git.core import config
-from strata_git.app import hooks, shipped
+from strata_git.core import shipped
+from strata_git.ops import hookshims
 from strata_git.store import index_md
 from strata_git.errors import Refused
 from strata_git.gitio.git import Repo, discover, require_identity, run
@@ -57,7 +58,7 @@ def _preflight(root: str, in_repo: bool) -> None:
     """Everything that can refuse, checked before anything is written."""
     index_path = os.path.join(root, index_md.ROUTER)
     tracked = in_repo and run(["ls-files", "--", index_md.ROUTER], root).stdout.strip()
-    if tracked or (os.path.lexists(index_path) and not hooks.mentions(index_path, index_md.MARKER)):
+    if tracked or (os.path.lexists(index_path) and not hookshims.mentions(index_path, index_md.MARKER)):
         raise Refused(f"{index_md.ROUTER} already exists and is not git-strata's generated router",
                       f"rename it (git-strata generates {index_md.ROUTER} and keeps it out of commits)")
     for folder in ("active", "cooled", "archive", ".strata", *FOLDERS):
@@ -90,7 +91,7 @@ def _scaffold(repo: Repo, notes: list[str]) -> list[str]:
     attributes = os.path.join(repo.root, ".gitattributes")
     if not os.path.lexists(attributes):
         _create(repo, ".gitattributes", ATTRIBUTES, created)
-    elif not hooks.mentions(attributes, "git-strata"):
+    elif not hookshims.mentions(attributes, "git-strata"):
         notes.append("kept your .gitattributes; add '* -text' lines for the tier folders to stop "
                      "line-ending conversion of memories")
     if not repo.ignored(index_md.ROUTER):
@@ -104,7 +105,7 @@ def _scaffold(repo: Repo, notes: list[str]) -> list[str]:
     # Ours but never committed: created now, or left by an init whose commit failed.
     ours = [p for p in _OURS if os.path.lexists(os.path.join(repo.root, p)) and
             (p in created or p == config.CONFIG_PATH or p.endswith(".gitkeep") or
-             hooks.mentions(os.path.join(repo.root, p), "git-strata"))]
+             hookshims.mentions(os.path.join(repo.root, p), "git-strata"))]
     tracked = set(repo.git("ls-files", "-z", "--", *ours).decode().split("\0")) if ours else set()
     return [p for p in ours if p not in tracked]
 
@@ -125,7 +126,7 @@ def init(path: str = ".") -> InitResult:
             repo.git("config", key, value)
     notes: list[str] = []
     uncommitted = _scaffold(repo, notes)
-    installed, hook_note = hooks.install(repo)
+    installed, hook_note = hookshims.install(repo)
     notes += [hook_note] if hook_note else []
     commit = None
     if uncommitted:

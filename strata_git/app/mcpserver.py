@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 
 from strata_git.core import context, hygiene, names
+from strata_git.store import provenance
 from strata_git.errors import NotFound, StrataError
 from strata_git.store.search import MAX_LIMIT
 
@@ -97,7 +98,7 @@ class Server:
         if summary:  # a summary stays on disk when the archived text is pruned
             _, text = vault.summary(norm)
             return self._served([({"name": shown, "tier": tier, "part": "summary",
-                                   **hygiene.summary_provenance(vault.repo, norm)}, text)])
+                                   **provenance.summary_provenance(vault.repo, norm)}, text)])
         if tier == "archive":
             raise StrataError(f"{shown} is archived (stored away, maybe not on this machine)",
                               f"call recall with name {shown!r} to bring it back to active, then read it; "
@@ -122,7 +123,7 @@ class Server:
         key = (norm, hashlib.sha1(raw).hexdigest())  # noqa: S324 - a cache key, not security
         cache = self._provenance[1]
         if key not in cache:
-            found = hygiene.provenance(repo, norm, raw)
+            found = provenance.provenance(repo, norm, raw)
             if found.get("via") != "uncommitted":  # a working-tree change can come and go: ask again
                 cache[key] = found
             return found

@@ -15,13 +15,16 @@ import datetime
 import time
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from strata_git.store import access, catalog, shadow
-from strata_git.ops import archive, audit
+from strata_git.gitio import partial
+from strata_git.ops import audit
 from strata_git.core import names
+from strata_git.gitio.git import Repo
 
 if TYPE_CHECKING:
-    from strata_git.app.vault import Vault
+    from strata_git.core.context import Context
 
 WEEKS = 12
 
@@ -31,15 +34,16 @@ def _week(stamp: int) -> str:
     return f"{year}-W{week:02d}"
 
 
-def gather(vault: Vault, now: int | None = None) -> dict:
-    repo = vault.repo
+def gather(repo: Repo, context: Callable[[], Context], now: int | None = None) -> dict:
+    """The figures `git strata stats` shows; `context()` builds the boot context, bringing index.md
+    and the catalog up to date (called after the indexes' freshness is noted)."""
     now = int(time.time()) if now is None else now
     head = repo.head()
     tree = repo.git("rev-parse", "HEAD^{tree}").decode().strip() if head else ""
     with catalog.connect(repo) as db:  # how fresh the indexes were before this command refreshes them
         catalog_fresh = bool(tree) and catalog.get_meta(db, "tree") == tree
     shadow_at = shadow.reflects(repo)
-    ctx = vault.context()  # refreshes index.md and the catalog first
+    ctx = context()  # refreshes index.md and the catalog first
     with catalog.connect(repo) as db:
         entries = catalog.entries(db)
     shadow.refresh(repo)
@@ -69,7 +73,7 @@ def gather(vault: Vault, now: int | None = None) -> dict:
 
     blobs = sorted({row.blob for row in rows})
     sizes = {row.blob: row.size for row in rows}
-    missing = archive.absent(repo, blobs)
+    missing = partial.absent(repo, blobs)
     return {
         "tiers": tiers,
         "migrations_per_week": migrations,
@@ -80,7 +84,7 @@ def gather(vault: Vault, now: int | None = None) -> dict:
         "context": {"budget": ctx.budget, "tokens": ctx.tokens, "active_memories": ctx.active_memories,
                     "active_tokens": ctx.active_tokens, "tokens_saved": max(0, ctx.active_tokens - ctx.tokens),
                     "ratio": round(ctx.active_tokens / ctx.tokens, 1) if ctx.tokens else None},
-        "archive": {"pruned": archive.is_pruned(repo), "archived_memories": len(rows),
+        "archive": {"pruned": partial.is_pruned(repo), "archived_memories": len(rows),
                     "blobs_not_held_here": len(missing), "bytes_not_held_here": sum(sizes[b] for b in missing)},
         "derived_bytes": catalog.derived_sizes(repo),
     }

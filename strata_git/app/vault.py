@@ -21,11 +21,12 @@ from strata_git.core import config, memory, names
 from strata_git.gitio import safefs
 from strata_git.core.config import Config
 from strata_git.errors import BadMemory, BadName, NotFound, Refused, StrataError, too_large
+from strata_git.gitio import partial
 from strata_git.gitio.git import Repo, discover
 
 if TYPE_CHECKING:
     from strata_git.ops import janitor
-    from strata_git.store.catalog import Entry, Scan
+    from strata_git.core.entries import Entry, Scan
     from strata_git.gitio.watch import Watch
 
 LOCK_WAIT = 30.0
@@ -390,7 +391,7 @@ class Vault:
         """Sizes, movements, reads, index freshness and what the boot context saves (see stats.py)."""
         from strata_git.app import stats
 
-        return stats.gather(self)
+        return stats.gather(self.repo, self.context)
 
     def read(self, name: str, via: str = "api") -> Read:
         """The memory from whichever tier holds it; records an access."""
@@ -476,8 +477,8 @@ class Vault:
                 moves.append((src, dst))
             self.repo.require_identity()
             old = self.repo.head() or ""
-            blobs = txn.tree_entries(self.repo, old, [src for src, _ in moves])
-            archive.fetch_blobs(self.repo, self.cfg, archive.absent(self.repo, sorted({b for _, b in blobs.values()})))
+            blobs = self.repo.tree_entries(old, [src for src, _ in moves])
+            archive.fetch_blobs(self.repo, self.cfg, partial.absent(self.repo, sorted({b for _, b in blobs.values()})))
             shown = [names.display(n) for n in found]
             subject = f"strata: recall {shown[0]}" if len(shown) == 1 else f"strata: recall {len(shown)} memories"
             trailers = [f"Strata-Recall: {json.dumps({'name': names.display(n), 'from': t}, ensure_ascii=False)}"
@@ -486,7 +487,7 @@ class Vault:
                 + (f"Strata-Agent: {self.agent}\n" if self.agent else "")
             from strata_git.store import summary
 
-            stale = dict.fromkeys(txn.tree_entries(self.repo, old, [summary.path(n) for n in found]))
+            stale = dict.fromkeys(self.repo.tree_entries(old, [summary.path(n) for n in found]))
             commit = txn.move(self.repo, old, moves, lambda _: text, {}, subject, added=stale)
             for norm in found:
                 access.record(self.repo, names.display(norm), "active", via)
@@ -712,7 +713,7 @@ class Vault:
         with self.locked():
             lacking = [row for row in shadow.all_rows(self.repo) if row.source != "record"]
             blobs = sorted({row.blob for row in lacking})
-            missing = set(archive.absent(self.repo, blobs))
+            missing = set(partial.absent(self.repo, blobs))
             held = [b for b in blobs if b not in missing]
             raw = dict(zip(held, self.repo.objects(held), strict=True))
             unreachable = ""
@@ -747,7 +748,7 @@ class Vault:
         return audit.why(self.repo, self.cfg, tier, norm, int(time.time()) if now is None else now)
 
     def status(self) -> Status:
-        from strata_git.app import hooks
+        from strata_git.ops import hookshims
 
         scan = self.refresh_router()
         tiers = {t: {"memories": 0, "bytes": 0} for t in names.TIERS}
@@ -767,7 +768,7 @@ class Vault:
         branch = self.repo.git("symbolic-ref", "-q", "--short", "HEAD", check=False).decode().strip()
 
         return Status(self.repo.root, branch or "(detached)", self.repo.head(), tiers,
-                      hooks.state(self.repo), self.cfg.as_dict(), uncommitted, problems, serve.running(self.repo),
+                      hookshims.state(self.repo), self.cfg.as_dict(), uncommitted, problems, serve.running(self.repo),
                       archive_state,
                       conflicts.open_conflicts(self.repo.root, [e.name for e in scan.entries if e.tier == "active"],
                                                self._tracked_copies()),
@@ -804,8 +805,8 @@ class Vault:
 
         when = (f"{last[0]} at {datetime.datetime.fromtimestamp(last[1], datetime.UTC):%Y-%m-%d %H:%M} UTC"
                 if last else None)
-        return {"pruned": archive.is_pruned(self.repo), "memories": len(blobs),
-                "held_blobs": len(blobs) - len(archive.absent(self.repo, blobs)), "last_verified": when,
+        return {"pruned": partial.is_pruned(self.repo), "memories": len(blobs),
+                "held_blobs": len(blobs) - len(partial.absent(self.repo, blobs)), "last_verified": when,
                 "shadow_commit": shadow.reflects(self.repo),
                 "indexed_from": {source: sum(1 for r in rows if r.source == source)
                                  for source in ("record", "trailer", "name")}}

@@ -28,7 +28,7 @@ from typing import NamedTuple
 from collections.abc import Callable
 
 from strata_git.core import hygiene, memory
-from strata_git.store.catalog import Entry
+from strata_git.core.entries import Entry
 from strata_git.errors import BadName
 
 DEFAULT_BUDGET = 1000

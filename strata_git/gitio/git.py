@@ -1,9 +1,13 @@
-"""The only module that runs git.
+"""The only module that runs git, and the queries whose output git-strata reads.
 
 git is always called with an argv list, `--` before paths, literal pathspecs and
 STRATA_INTERNAL=1 in its environment, so git-strata's own hook shims exit at once
 when git-strata itself is the caller (no recursion). Failures become GitFailed
-carrying git's own last line.
+carrying git's own error line (`error_line`).
+
+The output of `status`, `ls-tree` and `diff-tree` is parsed here, once, into named
+tuples (`Repo.status`, `Repo.ls_tree`, `Repo.tree_entries`, `Repo.diff_tree`); no
+other module splits git's porcelain.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ def run(args: list[str], cwd: str, *, input: bytes | None = None, check: bool = 
     except subprocess.TimeoutExpired:
         raise GitFailed(f"git {args[0]} did not finish in {TIMEOUT} s", "check for a hung hook or remote") from None
     if check and proc.returncode != 0:
-        raise GitFailed(f"git {_command(args)} failed: {_reason(proc.stderr)}",
+        raise GitFailed(f"git {_command(args)} failed: {error_line(proc.stderr)}",
                         "run the same git command by hand to see the details")
     return proc
 
@@ -66,11 +70,48 @@ def start(args: list[str], cwd: str) -> subprocess.Popen[bytes]:
         raise GitFailed("git is not installed or not on PATH", "install git 2.39 or newer") from None
 
 
-def _reason(stderr: bytes) -> str:
-    """git's own error line (its last lines are often advice, not the error)."""
-    lines = stderr.decode("utf-8", "replace").strip().splitlines()
-    errors = [line for line in lines if line.startswith(("fatal:", "error:"))]
-    return (errors or lines or ["no message"])[-1]
+def error_line(stderr: bytes) -> str:
+    """git's own error line: the first `fatal:`/`error:`/`!` line (it names the cause; the lines
+    after it are often consequences or advice), else the last line."""
+    lines = [line for line in stderr.decode("utf-8", "replace").strip().splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith(("fatal:", "error:", "!", " !"))]
+    return (errors or lines[-1:] or ["no message"])[0].strip()
+
+
+def shown_url(url: str) -> str:
+    """The url without credentials (it goes into commits and messages)."""
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep and "@" in rest.split("/")[0] else url
+
+
+def identity_env(name: str, email: str, date: int | None = None) -> dict[str, str]:
+    """The environment that makes git author and commit as `name <email>` (at `date`, a Unix time)."""
+    env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
+           "GIT_COMMITTER_EMAIL": email}
+    if date is not None:
+        env |= {"GIT_AUTHOR_DATE": f"@{date} +0000", "GIT_COMMITTER_DATE": f"@{date} +0000"}
+    return env
+
+
+def _paths(out: bytes) -> list[str]:
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+class TreeEntry(NamedTuple):
+    mode: str
+    type: str  # blob, tree or commit (a submodule)
+    oid: str
+
+
+class Changed(NamedTuple):
+    """One line of `git diff-tree --raw`: a path's status (A, M, D, T) with both sides."""
+
+    status: str
+    path: str
+    old_mode: str
+    new_mode: str
+    old_oid: str
+    new_oid: str
 
 
 class Repo(NamedTuple):
@@ -130,6 +171,66 @@ class Repo(NamedTuple):
 
     def require_identity(self) -> None:
         require_identity(self.root)
+
+    def status(self, *paths: str, untracked: str = "all", ignored: str | None = None) -> list[tuple[str, str]]:
+        """(two-letter status code, path) of every uncommitted change under `paths` (all when none),
+        renames shown as a deletion and an addition. `untracked`: all, normal or no; `ignored`:
+        None, traditional or matching (an untracked or ignored folder may be listed whole, "folder/")."""
+        args = ["status", "--porcelain", "-z", "--no-renames", f"--untracked-files={untracked}"]
+        if ignored:
+            args.append(f"--ignored={ignored}")
+        out = self.git(*args, "--", *paths) if paths else self.git(*args)
+        return [(item[:2], item[3:]) for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3]
+
+    def dirty(self, *paths: str) -> bool:
+        """Whether any of `paths` has uncommitted changes (untracked files count)."""
+        return bool(self.status(*paths))
+
+    def ls_tree(self, commit: str, *paths: str, recursive: bool = True, full_tree: bool = False,
+                check: bool = True) -> dict[str, TreeEntry]:
+        """{path: TreeEntry} at `commit` under `paths` (the whole tree when none); no blob is read."""
+        args = ["ls-tree", "-z", *(["-r"] if recursive else []), *(["--full-tree"] if full_tree else []), commit]
+        out = self.git(*args, "--", *paths, check=check) if paths else self.git(*args, check=check)
+        found = {}
+        for item in out.decode("utf-8", "surrogateescape").split("\0"):
+            meta, tab, path = item.partition("\t")
+            parts = meta.split(" ")
+            if tab and len(parts) == 3:
+                found[path] = TreeEntry(*parts)
+        return found
+
+    def tree_entries(self, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
+        """{path: (mode, blob id)} of exactly `paths` at `commit`. Many paths: list their top folders
+        and filter here (git matches each literal pathspec against every entry: 600 of them cost
+        15x one folder)."""
+        if not paths:
+            return {}  # (ls-tree with no path lists the whole top level)
+        if len(paths) > 20:
+            wanted = set(paths)
+            found = self.ls_tree(commit, *sorted({p.split("/")[0] for p in paths}))
+            return {p: (e.mode, e.oid) for p, e in found.items() if p in wanted}
+        return {p: (e.mode, e.oid) for p, e in self.ls_tree(commit, *paths, recursive=False).items()}
+
+    def names_in(self, commit: str, paths: list[str]) -> set[str]:
+        """Which of `paths` (files or folders) exist at `commit` (its tree only: no blob is read)."""
+        if not paths:
+            return set()
+        return set(_paths(self.git("ls-tree", "-z", "--name-only", commit, "--", *paths)))
+
+    def diff_tree(self, old: str, new: str, *paths: str, only: str = "", check: bool = True) -> list[Changed]:
+        """What changed between two commits' trees under `paths` (no rename guessing); `only`
+        keeps those statuses (git's --diff-filter letters, e.g. "AM")."""
+        args = ["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--raw",
+                *([f"--diff-filter={only}"] if only else []), old, new]
+        out = self.git(*args, "--", *paths, check=check) if paths else self.git(*args, check=check)
+        fields = out.decode("utf-8", "surrogateescape").split("\0")
+        found = []
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            parts = meta.lstrip(":").split(" ")
+            if meta.startswith(":") and len(parts) == 5:
+                old_mode, new_mode, old_oid, new_oid, status = parts
+                found.append(Changed(status, path, old_mode, new_mode, old_oid, new_oid))
+        return found
 
     def commit(self, paths: list[str], subject: str, trailers: dict[str, str]) -> str:
         """Commit exactly `paths` as staged (nothing else the user staged) with no hooks at all.

@@ -22,10 +22,9 @@ import os
 import time
 from collections.abc import Callable
 
-from strata_git.core.config import Config
 from strata_git.errors import Refused
+from strata_git.gitio import partial, procs
 from strata_git.gitio.git import Repo, run
-from strata_git.core.rules import Plan
 
 JOURNAL = "janitor.journal"
 INDEX = "janitor.index"
@@ -68,66 +67,6 @@ def refuse_unless_settled(repo: Repo, doing: str = "run the janitor") -> None:
         raise Refused(f"refusing to {doing} on a detached HEAD", "check out a branch first")
 
 
-def message(plan: Plan, notes: list[str] = ()) -> str:
-    """Subject `strata: cool 3, archive 1`, then one short JSON trailer per move. (An archived
-    memory's shadow record lives beside history, on the shadow ref: see records.py.)"""
-    trailers = [f"Strata-Move: {json.dumps(m.trailer(), ensure_ascii=False, separators=(',', ':'))}"
-                for m in plan.moves]
-    return (f"strata: {plan.summary()}\n\n"
-            + "\n".join([*trailers, f"Strata-Planned-At: {plan.now}", *notes]) + "\n")
-
-
-def write_records(repo: Repo, cfg: Config, moves: list[tuple[str, str]], head: str) -> int:
-    """Shadow records for the memories `moves` archive, on this machine's shadow ref, before the
-    commit that archives them (a record is keyed by blob, so one left by a killed cycle is
-    simply there already when the cycle runs again)."""
-    from strata_git.store import records
-
-    sources = [src for src, dst in moves if dst.startswith("archive/")]
-    if not sources:
-        return 0
-    blobs = sorted({oid for _, oid in tree_entries(repo, head, sources).values()})
-    made = {blob: records.make(raw, blob, cfg.record_max_terms)
-            for blob, raw in zip(blobs, repo.objects(blobs), strict=True) if raw is not None}
-    return records.write(repo, made, (cfg.janitor_name, cfg.janitor_email))
-
-
-def tree_entries(repo: Repo, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
-    """{path: (mode, blob id)} at `commit`. Many paths: list their top folders and filter here
-    (git matches each literal pathspec against every entry: 600 of them cost 15x one folder)."""
-    if not paths:
-        return {}  # (ls-tree with no path lists the whole top level)
-    if len(paths) > 20:
-        wanted = set(paths)
-        out = repo.git("ls-tree", "-r", "-z", commit, "--", *sorted({p.split("/")[0] for p in paths}))
-        return {k: v for k, v in _parse_ls_tree(out).items() if k in wanted}
-    return _parse_ls_tree(repo.git("ls-tree", "-z", commit, "--", *paths))
-
-
-def _parse_ls_tree(out: bytes) -> dict[str, tuple[str, str]]:
-    found = {}
-    for item in out.decode("utf-8", "surrogateescape").split("\0"):
-        if item:
-            meta, path = item.split("\t", 1)
-            mode, _, oid = meta.split(" ")
-            found[path] = (mode, oid)
-    return found
-
-
-def apply(repo: Repo, plan: Plan, cfg: Config, date: int | None = None,
-          added: dict[str, bytes | None] | None = None, notes: list[str] = ()) -> str:
-    """Make the plan's one commit and bring index and working tree to it; the new commit id.
-    `added` are files the commit also writes or (None) deletes: summaries; `notes` more trailer lines."""
-    identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
-                "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
-    if date is not None:
-        identity |= {"GIT_AUTHOR_DATE": f"@{date} +0000", "GIT_COMMITTER_DATE": f"@{date} +0000"}
-    moves = [tuple(m.paths) for m in plan.moves]
-    write_records(repo, cfg, moves, plan.head)
-    return move(repo, plan.head, moves, lambda entries: message(plan, notes), identity,
-                f"strata: {plan.summary()}", added)
-
-
 def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dict], str],
          identity: dict[str, str], reflog: str, added: dict[str, bytes | None] | None = None) -> str:
     """Commit `moves` (renames by object id: no blob is read) on top of `old` and bring the index
@@ -141,7 +80,7 @@ def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dic
                       "run the janitor again when it has finished")
     _drop(repo, INDEX, INDEX_LOCK)
     added = added or {}
-    entries = tree_entries(repo, old, [src for src, _ in moves])
+    entries = repo.tree_entries(old, [src for src, _ in moves])
     moves = [*moves, *((p, p) for p in sorted(added))]
     _write_journal(repo, {"old": old, "moves": moves, "pid": os.getpid()})
     index_env = {"GIT_INDEX_FILE": _state_path(repo, INDEX)}
@@ -220,13 +159,11 @@ def _align(repo: Repo, old: str, moves) -> None:
     """Make the index and working tree match HEAD for the moved paths only: what HEAD holds is
     checked out, and a working file HEAD no longer has is removed only if its bytes are the
     ones `old` committed (anything else is a user's edit, and stays)."""
-    from strata_git.ops import archive
-
     srcs, dsts = [m[0] for m in moves], [m[1] for m in moves]
     repo.git("reset", "-q", "HEAD", "--", *srcs, *dsts)
-    present = set(tree_entries(repo, "HEAD", srcs + dsts))
-    committed = tree_entries(repo, old, srcs + dsts)
-    pruned = archive.is_pruned(repo)  # archive/ stays out of the working tree: no checkout there
+    present = set(repo.tree_entries("HEAD", srcs + dsts))
+    committed = repo.tree_entries(old, srcs + dsts)
+    pruned = partial.is_pruned(repo)  # archive/ stays out of the working tree: no checkout there
     shown = sorted(p for p in present if not (pruned and p.startswith("archive/")))
     # A file whose bytes are neither the ones `old` committed nor a beginning of HEAD's version
     # (what a git killed mid-write leaves) was changed by someone: it is left as it is (its change
@@ -268,37 +205,6 @@ def _in_the_way(root: str, path: str) -> bool:
     return os.path.isdir(full) and not os.path.islink(full)
 
 
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int):
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _open_by_anyone(path: str) -> bool | None:
-    """Whether a running process has `path` open (None where /proc cannot tell)."""
-    if not os.path.isdir("/proc/self/fd"):
-        return None
-    target = os.path.realpath(path)
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
-                    return True
-            except OSError:
-                continue
-    return False
-
-
 def _lock_files(repo: Repo) -> list[str]:
     """The lock files a janitor killed inside git can leave: the index's, HEAD's and its branch's."""
     branch = repo.git("symbolic-ref", "-q", "HEAD", check=False).decode().strip()
@@ -308,34 +214,10 @@ def _lock_files(repo: Repo) -> list[str]:
 
 def _clear_stale_locks(repo: Repo, journal: dict) -> None:
     """A janitor killed inside `read-tree -u` or `update-ref` leaves git's lock file behind, and
-    git cannot tell a stale lock from a live one; see clear_stale_lock()."""
+    git cannot tell a stale lock from a live one; see procs.clear_stale_lock()."""
     written = os.stat(_state_path(repo, JOURNAL)).st_mtime
     for lock in _lock_files(repo):
-        clear_stale_lock(repo, lock, owner_alive=lambda: _alive(journal.get("pid")), made_by=written + LOCK_SLACK)
-
-
-def clear_stale_lock(repo: Repo, lock: str, owner_alive: Callable[[], bool] = lambda: False,
-                     made_by: float | None = None) -> None:
-    """Delete a git lock file left by a killed process: only when its owner is dead, the lock is
-    no newer than `made_by` (the killed run's last journal write plus a few seconds: a later lock
-    belongs to a git command started since), and, watched for a moment, no process has it open.
-    Otherwise a running git holds it: refuse, to try again later."""
-    quiet = 0  # consecutive looks at the lock with nobody holding it open
-    for _ in range(30):  # a git killed with its caller may take a moment to let go of it
-        if not os.path.exists(lock):
-            return
-        if made_by is not None and os.stat(lock).st_mtime > made_by:
-            break
-        in_use = _open_by_anyone(lock)
-        if in_use is None:  # no /proc to ask: only a lock untouched for a minute counts as stale
-            in_use = time.time() - os.stat(lock).st_mtime < 60
-        quiet = 0 if in_use or owner_alive() else quiet + 1
-        if quiet == 3:
-            os.unlink(lock)
-            return
-        time.sleep(0.1)
-    raise Refused(f"another git process holds {os.path.relpath(lock, repo.root)}",
-                  "wait for it to finish, then try again")
+        procs.clear_stale_lock(repo, lock, owner_alive=lambda: procs.alive(journal.get("pid")), made_by=written + LOCK_SLACK)
 
 
 def recover(repo: Repo) -> str:

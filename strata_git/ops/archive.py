@@ -30,9 +30,9 @@ from typing import NamedTuple
 
 from strata_git.core.config import Config
 from strata_git.errors import GitFailed, NotFound, Refused
+from strata_git.gitio import git, partial, procs
 from strata_git.gitio.git import Repo, run
 
-SPARSE_PATTERNS = ("/*", "!/archive/")
 VERIFIED_REFS = "refs/strata/archive/"
 SERVER_SETTINGS = "uploadpack.allowFilter=true and uploadpack.allowAnySHA1InWant=true"
 
@@ -66,21 +66,6 @@ def remote_for(repo: Repo, cfg: Config) -> tuple[str, str]:
     if "://" not in url and ":" not in url.split("/")[0] and not os.path.isabs(url):
         url = os.path.normpath(os.path.join(repo.root, url))  # a relative local path
     return name, url
-
-
-def shown_url(url: str) -> str:
-    """The url without credentials (it goes into a commit)."""
-    scheme, sep, rest = url.partition("://")
-    return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep and "@" in rest.split("/")[0] else url
-
-
-def is_pruned(repo: Repo) -> bool:
-    path = os.path.join(repo.git_dir, "info", "sparse-checkout")
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read().split() == list(SPARSE_PATTERNS)
-    except OSError:
-        return False
 
 
 def _git_bytes(repo: Repo) -> int:
@@ -134,7 +119,7 @@ def check_not_ourselves(repo: Repo, remote: str, url: str) -> None:
     ours_common = os.path.realpath(os.path.join(repo.root, common, "objects"))
     stores = {os.path.realpath(os.path.join(theirs, "objects"))} | _borrowed_stores(os.path.join(theirs, "objects"))
     if stores & {ours, ours_common}:
-        raise Refused(f"the archive remote {remote} ({shown_url(url)}) reads this clone's own objects (it is this "
+        raise Refused(f"the archive remote {remote} ({git.shown_url(url)}) reads this clone's own objects (it is this "
                       "repository, or shares its objects through alternates); nothing was pruned",
                       "archive to a remote that holds its own copy (a plain `git clone --bare`, not --shared)")
 
@@ -144,23 +129,17 @@ def check_server(repo: Repo, remote: str, url: str) -> None:
     filtered clone silently downloads the whole archive, and lazy fetches warn."""
     proc = run(["ls-remote", remote, "HEAD"], repo.root, check=False, env={"GIT_TRACE_PACKET": "1"})
     if proc.returncode != 0:
-        raise Refused(f"the archive remote {remote} ({shown_url(url)}) is unreachable: "
-                      f"{git_error(proc.stderr)}; nothing was pruned", "check the url and the network; the next run retries")
+        raise Refused(f"the archive remote {remote} ({git.shown_url(url)}) is unreachable: "
+                      f"{git.error_line(proc.stderr)}; nothing was pruned", "check the url and the network; the next run retries")
     import re
 
     said = [line.split("ls-remote< ", 1)[1] for line in proc.stderr.decode("utf-8", "replace").splitlines()
             if "ls-remote< " in line]
     if not any("filter" in re.split(r"[\s\0=]", line) for line in said):
-        raise Refused(f"the archive remote {remote} ({shown_url(url)}) does not offer filtered fetches, so a clone "
+        raise Refused(f"the archive remote {remote} ({git.shown_url(url)}) does not offer filtered fetches, so a clone "
                       "could not leave the archive behind; nothing was pruned",
                       f"on the server, run `git config {SERVER_SETTINGS.replace(' and ', '; git config ')}` "
                       "(hosted git services already do)")
-
-
-def git_error(stderr: bytes) -> str:
-    lines = [line for line in stderr.decode("utf-8", "replace").strip().splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith(("fatal:", "error:", "!", " !"))]
-    return (errors or lines[-1:] or ["no message"])[0].strip()  # git's first error names the cause
 
 
 def _push(repo: Repo, remote: str, url: str, refspecs: list[str]) -> None:
@@ -170,8 +149,8 @@ def _push(repo: Repo, remote: str, url: str, refspecs: list[str]) -> None:
         if "[rejected]" in said or "non-fast-forward" in said or "fetch first" in said:
             raise Refused(f"the archive remote {remote} has commits this clone does not (push rejected, never forced); "
                           "nothing was pruned", f"bring them in first (`git pull {remote}`), then run again")
-        reason = git_error(proc.stderr) if proc.stderr.strip() else git_error(proc.stdout)
-        raise Refused(f"could not push to the archive remote {remote} ({shown_url(url)}): {reason}; nothing was pruned",
+        reason = git.error_line(proc.stderr) if proc.stderr.strip() else git.error_line(proc.stdout)
+        raise Refused(f"could not push to the archive remote {remote} ({git.shown_url(url)}): {reason}; nothing was pruned",
                       "check the url, the network and the server's hooks; the next run retries")
 
 
@@ -221,7 +200,7 @@ def verify(repo: Repo, remote: str, url: str, blobs: list[str]) -> None:
                        input="".join(f"{o}\n" for o in chunk).encode())
             if proc.returncode != 0:
                 raise Refused(f"the archive remote {remote} did not give back the archived objects "
-                              f"({git_error(proc.stderr)}); nothing was pruned",
+                              f"({git.error_line(proc.stderr)}); nothing was pruned",
                               f"the server must serve objects by id: set {SERVER_SETTINGS} on it; the next run retries")
             out = run(["-C", scratch, "cat-file", "--batch-check=%(objectname) %(objecttype)"], repo.root,
                       input="".join(f"{o}\n" for o in chunk).encode()).stdout.decode().splitlines()
@@ -244,7 +223,7 @@ def _record(repo: Repo, remote: str, url: str, commit: str, blobs: list[str], cf
     empty = repo.git("mktree", input=b"").decode().strip()
     digest = hashlib.sha256("".join(f"{b}\n" for b in sorted(blobs)).encode()).hexdigest()
     text = (f"strata: verified {len(blobs)} archived object(s) on {remote}\n\n"
-            f"Strata-Verified-Remote: {remote}\nStrata-Verified-Url: {shown_url(url)}\n"
+            f"Strata-Verified-Remote: {remote}\nStrata-Verified-Url: {git.shown_url(url)}\n"
             f"Strata-Verified-Commit: {commit}\nStrata-Verified-Objects: {len(blobs)}\n"
             f"Strata-Verified-Digest: sha256:{digest}\nStrata-Verified-At: {int(time.time())}\n")
     identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
@@ -262,23 +241,16 @@ def _sparse(repo: Repo) -> None:
     Run every time: a run killed inside `sparse-checkout set` may have left only the patterns."""
     repo.git("update-index", "-q", "--refresh", check=False)
     on = repo.git("config", "--get", "core.sparseCheckout", check=False).decode().strip() == "true"
-    if on and is_pruned(repo):
+    if on and partial.is_pruned(repo):
         repo.git("sparse-checkout", "reapply")
     else:
-        repo.git("sparse-checkout", "set", "--no-cone", *SPARSE_PATTERNS)
+        repo.git("sparse-checkout", "set", "--no-cone", *partial.SPARSE_PATTERNS)
 
 
 def _clear_leftovers(repo: Repo) -> None:
     """Scratch repositories of verifications a killed run never finished. (git's own lock files
     are never deleted here: a live git process may hold one without having it open.)"""
-    from strata_git.gitio import txn
-
-    for name in os.listdir(repo.state_dir()):
-        pid = name.split("-")[1] if name.startswith("verify-") and name.count("-") >= 2 else ""
-        if pid.isdigit() and not txn._alive(int(pid)):
-            import shutil
-
-            shutil.rmtree(os.path.join(repo.state_dir(), name), ignore_errors=True)
+    procs.sweep(repo.state_dir(), "verify-")
 
 
 def _refuse_locks(repo: Repo, remote: str, branch: str) -> None:
@@ -373,7 +345,7 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
     missing = len([line for line in repo.git("rev-list", "--objects", "--no-object-names", "--missing=print", head).decode().split() if line.startswith("?")])
     if dry_run:
         drop = candidates(repo, head)
-        return Report(remote, shown_url(url), head, 0, len(drop), sum(drop.values()), missing, before, before,
+        return Report(remote, git.shown_url(url), head, 0, len(drop), sum(drop.values()), missing, before, before,
                       None, True)
     check_not_ourselves(repo, remote, url)
     check_server(repo, remote, url)
@@ -400,7 +372,7 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
     _become_partial(repo, remote)
     if drop:
         prune(repo, set(drop))
-    return Report(remote, shown_url(url), head, len(drop), len(drop), sum(drop.values()), missing, before,
+    return Report(remote, git.shown_url(url), head, len(drop), len(drop), sum(drop.values()), missing, before,
                   _git_bytes(repo), record, False)
 
 
@@ -420,7 +392,7 @@ def fetch_blobs_from(repo: Repo, remote: str, blobs: list[str]) -> None:
     if proc.returncode != 0:
         url = run(["remote", "get-url", remote], repo.root, check=False).stdout.decode().strip()
         raise GitFailed(f"could not fetch {len(blobs)} archived memor{'y' if len(blobs) == 1 else 'ies'} from "
-                        f"{remote} ({shown_url(url)}): {git_error(proc.stderr)}; nothing was changed",
+                        f"{remote} ({git.shown_url(url)}): {git.error_line(proc.stderr)}; nothing was changed",
                         "check that the archive remote is reachable, then try again")
 
 
@@ -437,20 +409,10 @@ def borrow(repo: Repo, cfg: Config, blobs: list[str]) -> dict[str, bytes]:
                     "--no-write-fetch-head", "--recurse-submodules=no", url, "--stdin"], repo.root, check=False,
                    input="".join(f"{o}\n" for o in blobs).encode())
         if proc.returncode != 0:
-            raise GitFailed(f"could not fetch {len(blobs)} archived blob(s) from {remote} ({shown_url(url)}): "
-                            f"{git_error(proc.stderr)}", "check that the archive remote is reachable, then try again")
+            raise GitFailed(f"could not fetch {len(blobs)} archived blob(s) from {remote} ({git.shown_url(url)}): "
+                            f"{git.error_line(proc.stderr)}", "check that the archive remote is reachable, then try again")
         return {b: raw for b, raw in zip(blobs, Repo(scratch, scratch).objects(blobs), strict=True) if raw is not None}
     finally:
         import shutil
 
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def absent(repo: Repo, blobs: list[str]) -> list[str]:
-    """Which of `blobs` this clone does not hold. (Asking git about a missing promised object
-    either fetches it or fails, so this lists what the object store holds instead.)"""
-    if not blobs:
-        return []
-    out = repo.git("cat-file", "--batch-all-objects", "--unordered", "--batch-check=%(objectname)")
-    held = set(out.decode().split())
-    return [b for b in blobs if b not in held]

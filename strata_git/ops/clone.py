@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from strata_git.ops import archive
 from strata_git.errors import NotFound, Refused
+from strata_git.gitio import git, partial
 from strata_git.gitio.git import discover, run
 
 
@@ -38,7 +39,7 @@ def _target(url: str, folder: str | None) -> str:
 
 def clone(url: str, folder: str | None = None) -> Cloned:
     from strata_git.core import config
-    from strata_git.app import hooks
+    from strata_git.ops import hookshims
     from strata_git.store import records, index_md, shadow
     from strata_git.ops.sync import sync
 
@@ -51,15 +52,15 @@ def clone(url: str, folder: str | None = None) -> Cloned:
         raise Refused(f"{target} already exists and is not an empty folder", "give another folder: git strata clone URL DIR")
     proc = run(["clone", "-q", "--filter=blob:none", "--no-checkout", "--", url, target], os.getcwd(), check=False)
     if proc.returncode != 0:
-        reason = archive.git_error(proc.stderr)
-        raise NotFound(f"could not clone {archive.shown_url(url)}: {reason}", "check the url and that the server is reachable")
+        reason = git.error_line(proc.stderr)
+        raise NotFound(f"could not clone {git.shown_url(url)}: {reason}", "check the url and that the server is reachable")
     repo = discover(target)
     if not repo.head():
-        raise Refused(f"{archive.shown_url(url)} has no commits: it is not a memory repository yet",
+        raise Refused(f"{git.shown_url(url)} has no commits: it is not a memory repository yet",
                       "run `git strata init` in a clone of it, or clone a memory repository")
-    repo.git("sparse-checkout", "set", "--no-cone", *archive.SPARSE_PATTERNS)
+    repo.git("sparse-checkout", "set", "--no-cone", *partial.SPARSE_PATTERNS)
     # Every blob the checkout needs, in one fetch: active/, cooled/ and any file outside archive/.
-    needed = archive.absent(repo, sorted(archive.live_blobs(repo) - {""}))
+    needed = partial.absent(repo, sorted(archive.live_blobs(repo) - {""}))
     archive.fetch_blobs_from(repo, "origin", needed)
     repo.git("read-tree", "-m", "-u", "HEAD")
     if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
@@ -73,15 +74,15 @@ def clone(url: str, folder: str | None = None) -> Cloned:
     run(["fetch", "-q", f"--filter=blob:limit={records.MAX_RECORD_BYTES}", "origin",
          f"+{records.REF_PREFIX}*:{sync.REMOTE_SHADOW.format(remote='origin')}*"], repo.root, check=False)
     sync.fetch_record_blobs(repo, "origin", {}, partial=True)
-    hooks.install(repo)
+    hookshims.install(repo)
     cfg = config.load(repo.root, repo.state_dir())
     archived = shadow.build(repo, repo.head())
     index_md.refresh(repo, cfg.max_memory_bytes)
     blobs = sorted({row.blob for row in shadow.all_rows(repo)})
-    local = len(blobs) - len(archive.absent(repo, blobs))
+    local = len(blobs) - len(partial.absent(repo, blobs))
     warning = ""
     if local:
         warning = (f"the server sent {local} archived blob(s) anyway (it ignores --filter): set "
                    f"{archive.SERVER_SETTINGS} on it, then `git strata archive` prunes them here")
-    return Cloned(repo.root, archive.shown_url(url), archived, local, warning)
+    return Cloned(repo.root, git.shown_url(url), archived, local, warning)
 

@@ -8,16 +8,17 @@ memories have uncommitted changes: those are skipped, never moved.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import NamedTuple
 
-from strata_git.store import access, history, summary
+from strata_git.store import access, history, records, summary
 from strata_git.core import rules, memory, names
 from strata_git.gitio import txn
 from strata_git.core.config import Config
 from strata_git.errors import Refused, StrataError
-from strata_git.gitio.git import Repo
+from strata_git.gitio.git import Repo, identity_env
 
 
 class Result(NamedTuple):
@@ -38,15 +39,11 @@ class Result(NamedTuple):
 
 def _tree(repo: Repo, commit: str) -> list[tuple[str, str, str]]:
     """(tier, name, blob id) of every memory in active/ and cooled/ at `commit`."""
-    out = repo.git("ls-tree", "-r", "-z", commit, "--", "active", "cooled")
     found = []
-    for item in out.decode("utf-8", "surrogateescape").split("\0"):
-        if not item:
-            continue
-        meta, path = item.split("\t", 1)
+    for path, entry in repo.ls_tree(commit, "active", "cooled").items():
         where = names.split_path(path)
-        if where and where[1].endswith(names.SUFFIX) and meta.split(" ")[1] == "blob":
-            found.append((where[0], where[1], meta.split(" ")[2]))
+        if where and where[1].endswith(names.SUFFIX) and entry.type == "blob":
+            found.append((where[0], where[1], entry.oid))
     return found
 
 
@@ -74,8 +71,7 @@ def _parse_types(repo: Repo, oids: list[str]) -> dict[str, str]:
 
 def _dirty(repo: Repo) -> set[str]:
     """Paths in active/ and cooled/ with staged or unstaged changes, or hidden from status."""
-    out = repo.git("status", "--porcelain", "-z", "--no-renames", "--untracked-files=no", "--", "active", "cooled")
-    dirty = {item[3:] for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3}
+    dirty = {path for _, path in repo.status("active", "cooled", untracked="no")}
     flagged = repo.git("ls-files", "-v", "-z", "--", "active", "cooled").decode("utf-8", "surrogateescape")
     dirty |= {item[2:] for item in flagged.split("\0") if item and (item[0].islower() or item[0] == "S")}
     return dirty
@@ -121,7 +117,7 @@ def run(repo: Repo, cfg: Config, *, dry_run: bool, now: int | None = None) -> Re
     if dry_run or not plan.moves:
         return Result(plan, None, recovered, flushed)
     made, added = _summaries(repo, cfg, plan)
-    commit = txn.apply(repo, plan, cfg, date=now, added=added, notes=[m.trailer(cfg.cool_summary) for m in made])
+    commit = apply(repo, plan, cfg, date=now, added=added, notes=[m.trailer(cfg.cool_summary) for m in made])
     return Result(plan, commit, recovered, flushed, summaries=tuple(made))
 
 
@@ -136,5 +132,37 @@ def _summaries(repo: Repo, cfg: Config, plan: rules.Plan) -> tuple[list[summary.
         made = summary.make(repo, cfg, [(m.name, raw) for m, raw in zip(cooling, contents, strict=True)])
     added: dict[str, bytes | None] = {summary.path(m.name): m.text.encode("utf-8") for m in made if m.text is not None}
     stale = [summary.path(m.name) for m in plan.moves if m.action in ("cool", "promote")]
-    held = txn.tree_entries(repo, plan.head, [p for p in stale if p not in added])
+    held = repo.tree_entries(plan.head, [p for p in stale if p not in added])
     return made, {**dict.fromkeys(held), **added}
+
+
+def message(plan: rules.Plan, notes: list[str] = ()) -> str:
+    """Subject `strata: cool 3, archive 1`, then one short JSON trailer per move. (An archived
+    memory's shadow record lives beside history, on the shadow ref: see records.py.)"""
+    trailers = [f"Strata-Move: {json.dumps(m.trailer(), ensure_ascii=False, separators=(',', ':'))}"
+                for m in plan.moves]
+    return (f"strata: {plan.summary()}\n\n"
+            + "\n".join([*trailers, f"Strata-Planned-At: {plan.now}", *notes]) + "\n")
+
+
+def write_records(repo: Repo, cfg: Config, moves: list[tuple[str, str]], head: str) -> int:
+    """Shadow records for the memories `moves` archive, on this machine's shadow ref, before the
+    commit that archives them (a record is keyed by blob, so one left by a killed cycle is
+    simply there already when the cycle runs again)."""
+    sources = [src for src, dst in moves if dst.startswith("archive/")]
+    if not sources:
+        return 0
+    blobs = sorted({oid for _, oid in repo.tree_entries(head, sources).values()})
+    made = {blob: records.make(raw, blob, cfg.record_max_terms)
+            for blob, raw in zip(blobs, repo.objects(blobs), strict=True) if raw is not None}
+    return records.write(repo, made, (cfg.janitor_name, cfg.janitor_email))
+
+
+def apply(repo: Repo, plan: rules.Plan, cfg: Config, date: int | None = None,
+          added: dict[str, bytes | None] | None = None, notes: list[str] = ()) -> str:
+    """Make the plan's one commit and bring index and working tree to it; the new commit id.
+    `added` are files the commit also writes or (None) deletes: summaries; `notes` more trailer lines."""
+    moves = [tuple(m.paths) for m in plan.moves]
+    write_records(repo, cfg, moves, plan.head)
+    return txn.move(repo, plan.head, moves, lambda entries: message(plan, notes),
+                    identity_env(cfg.janitor_name, cfg.janitor_email, date), f"strata: {plan.summary()}", added)

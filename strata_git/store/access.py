@@ -141,7 +141,7 @@ def flush(repo: Repo, author: tuple[str, str]) -> int:
         parents = ["-p", old] if old else []
         # Only the janitor writes this machine's ref, under the repository lock: a lock file left
         # beside it comes from a flush that was killed.
-        from strata_git.gitio.txn import clear_stale_lock
+        from strata_git.gitio.procs import clear_stale_lock
 
         clear_stale_lock(repo, os.path.join(repo.git_dir, ref + ".lock"))
         commit = repo.git("commit-tree", tree, *parents, "-m", f"strata: {len(new)} access records",

@@ -18,10 +18,11 @@ import sqlite3
 import stat
 import zlib
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 from collections.abc import Iterable, Iterator
 
 from strata_git.errors import StrataError
+from strata_git.core.entries import Entry, Scan, clean
 from strata_git.core.memory import UNSAFE_TO_DISPLAY
 from strata_git.gitio.git import Repo
 from strata_git.core.names import SUFFIX, TIERS
@@ -73,40 +74,6 @@ CREATE TABLE live_docs (id INTEGER PRIMARY KEY, cols BLOB NOT NULL);
 CREATE VIRTUAL TABLE docs_vocab USING fts5vocab(docs, 'row');
 """
 SEARCHED = ("active", "cooled")  # indexed from disk; archive/ from its records, present or pruned
-
-
-class Entry(NamedTuple):
-    """One memory file as it is on disk (a NamedTuple: thousands are built per scan)."""
-
-    tier: str
-    name: str  # with the .md suffix
-    size: int
-    title: str = ""
-    type: str = "note"
-    tags: tuple[str, ...] = ()
-    problem: str = ""
-
-    @property
-    def path(self) -> str:
-        return f"{self.tier}/{self.name}"
-
-    @property
-    def folder(self) -> str:
-        return self.name.rpartition("/")[0]
-
-    def as_dict(self) -> dict:
-        return {"tier": self.tier, "name": self.name[: -len(SUFFIX)], "path": self.path, "size": self.size,
-                "title": self.title, "type": self.type, "tags": list(self.tags), "problem": self.problem}
-
-
-class Scan(NamedTuple):
-    entries: list[Entry]
-    strays: list[str]  # non-memory files, links and special files inside tier folders
-
-
-def clean(text: str) -> str:
-    """Text safe to show on a terminal or in index.md: no control or direction-changing characters."""
-    return UNSAFE_TO_DISPLAY.sub(" ", text).strip()
 
 
 def _open(path: str) -> sqlite3.Connection:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-from strata_git.store.catalog import Entry, Scan, clean
+from strata_git.core.entries import Entry, Scan, clean
 from strata_git.gitio.git import Repo
 
 ROUTER = "index.md"
@@ -144,10 +144,10 @@ def _full(repo: Repo, db, times: dict[str, int], max_bytes: int) -> Scan:
 
 def _pruned_archive(repo: Repo, scan: Scan, db) -> list[Entry]:
     """Entries for archived memories that are not in the working tree (only in a pruned clone)."""
-    from strata_git.ops import archive
+    from strata_git.gitio import partial
     from strata_git.store import shadow
 
-    if not archive.is_pruned(repo):
+    if not partial.is_pruned(repo):
         return []
     on_disk = {e.name for e in scan.entries if e.tier == "archive"}
     return [Entry("archive", row.path.partition("/")[2], row.size, row.title, row.type, row.tags)
@@ -211,9 +211,9 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
     base, paths = (at.tree if at else None, commit[0]) if commit else (moved[1], moved[0]) if moved else (None, [])
     reflects = commit[2] if commit else (at.tree if at else "")
     if base and any(p.startswith("archive/") for p in paths):
-        from strata_git.ops import archive
+        from strata_git.gitio import partial
 
-        if archive.is_pruned(repo):  # its archive/ sections come from the shadow index: rebuild them all
+        if partial.is_pruned(repo):  # its archive/ sections come from the shadow index: rebuild them all
             base = None
     _stamp(repo, None)  # vouch for nothing until this refresh has succeeded
     scan: Scan | None = None

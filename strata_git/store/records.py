@@ -51,8 +51,7 @@ class Record(NamedTuple):
 def make(raw: bytes, blob: str, cap: int = 0) -> bytes:
     """The record of a memory's bytes (see module doc). `cap` > 0 keeps only the `cap` most
     frequent tokens (records.max_terms: less disk, less recall)."""
-    from strata_git.store import catalog
-    from strata_git.core import memory, textindex
+    from strata_git.core import entries, memory, textindex
     from strata_git.errors import StrataError
 
     try:
@@ -63,8 +62,8 @@ def make(raw: bytes, blob: str, cap: int = 0) -> bytes:
     counts = Counter(textindex.tokens(body))
     kept = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:cap] if cap > 0 else counts.items()
     words = " ".join(t if n == 1 else f"{t}:{n}" for t, n in sorted(kept))
-    rec = {"v": VERSION, "b": blob, "s": len(raw), "t": catalog.clean(title), "y": type_,
-           "g": [catalog.clean(t) for t in tags], "p": catalog.clean(textindex.preview(body)), "w": words}
+    rec = {"v": VERSION, "b": blob, "s": len(raw), "t": entries.clean(title), "y": type_,
+           "g": [entries.clean(t) for t in tags], "p": entries.clean(textindex.preview(body)), "w": words}
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
@@ -92,10 +91,10 @@ def parse(raw: bytes | None, blob: str) -> Record | str:
     counts = _counts(words)
     if counts is None:
         return "its words are not `token` or `token:count` items"
-    from strata_git.store.catalog import clean
+    from strata_git.core import entries
 
-    title, type_, preview = (clean(t) for t in texts)
-    return Record(blob, size, title, type_ or "note", tuple(clean(t) for t in tags), preview[:400], counts)
+    title, type_, preview = (entries.clean(t) for t in texts)
+    return Record(blob, size, title, type_ or "note", tuple(entries.clean(t) for t in tags), preview[:400], counts)
 
 
 # A record's words: `token` or `token:count` items, one space apart (checked in one regex pass).
@@ -258,7 +257,7 @@ def write(repo: Repo, made: dict[str, bytes], author: tuple[str, str], now: int 
         parts.append(f"from {old}\n".encode())
     for blob in sorted(new):
         parts += [f"M 100644 inline {_path(blob)}\ndata {len(new[blob])}\n".encode(), new[blob], b"\n"]
-    from strata_git.gitio.txn import clear_stale_lock
+    from strata_git.gitio.procs import clear_stale_lock
 
     clear_stale_lock(repo, os.path.join(repo.git_dir, ref + ".lock"))
     repo.git("fast-import", "--quiet", "--done", input=b"".join(parts) + b"done\n")

@@ -20,7 +20,7 @@ import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
 
 from strata_git.store import catalog, shadow
-from strata_git.core import names, textindex
+from strata_git.core import entries, names, textindex
 from strata_git.gitio import safefs
 from strata_git.errors import BadName
 from strata_git.gitio.git import Repo
@@ -174,7 +174,7 @@ def _hit(root: str, row: tuple, terms: list[str], max_bytes: int) -> Hit:
     except Exception:  # noqa: BLE001 - gone since the scan: show no snippet rather than fail
         text = ""
     body = text.split("\n---", 1)[-1] if text.startswith("---") else text
-    return Hit(tier, name, title or name, kind, readable(score), catalog.clean(textindex.snippet(body, terms)))
+    return Hit(tier, name, title or name, kind, readable(score), entries.clean(textindex.snippet(body, terms)))
 
 
 def readable(score: float) -> float:

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from typing import NamedTuple
 
 from strata_git.store import catalog, records
-from strata_git.core import names, textindex
+from strata_git.core import entries, names, textindex
 from strata_git.gitio.git import Repo
 
 VERSION = "6"  # of how rows are made from records: another value rebuilds them
@@ -91,12 +91,12 @@ def _legacy(repo: Repo, revs: list[str], blobs: set[str], walk: bool = True) -> 
 
 def _text(rec: dict, key: str, limit: int) -> str:
     value = rec.get(key)
-    return catalog.clean(value)[:limit] if isinstance(value, str) else ""
+    return entries.clean(value)[:limit] if isinstance(value, str) else ""
 
 
 def _from_legacy(path: str, blob: str, commit: str, rec: dict) -> tuple[Row, Counter[str]]:
     """A row from an old trailer: its keywords and preview are all there is of the body."""
-    tags = tuple(catalog.clean(t) for t in rec.get("g", ()) if isinstance(t, str))[:records.MAX_TAGS] \
+    tags = tuple(entries.clean(t) for t in rec.get("g", ()) if isinstance(t, str))[:records.MAX_TAGS] \
         if isinstance(rec.get("g"), list) else ()
     size = rec["s"] if type(rec.get("s")) is int and 0 <= rec["s"] < 1 << 40 else 0
     preview = _text(rec, "p", 400)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from strata_git.ops.sync import merge
-from strata_git.gitio import txn
+from strata_git.gitio import procs, txn
 from strata_git.core import names
 from strata_git.core.config import Config
 from strata_git.gitio.git import Repo, run
@@ -179,7 +179,7 @@ def _divert_stale(repo: Repo, good: list, blobs: dict[str, bytes | None], left: 
     from strata_git.gitio import safefs
 
     stale = [c.path for c in good if c.path in kept]
-    head = txn.tree_entries(repo, "HEAD", stale) if stale else {}  # {path: (mode, blob)}
+    head = repo.tree_entries("HEAD", stale) if stale else {}  # {path: (mode, blob)}
     result = []
     for c in good:
         if c.path not in kept or head.get(c.path, ("", ""))[1] == kept[c.path]:
@@ -210,7 +210,7 @@ def _divert_stale(repo: Repo, good: list, blobs: dict[str, bytes | None], left: 
 
 def clear_killed_commit(repo: Repo) -> None:
     """A sync killed inside its `git commit` leaves index.lock behind: delete it once that
-    process is gone and nothing holds the lock (see txn.clear_stale_lock)."""
+    process is gone and nothing holds the lock (see procs.clear_stale_lock)."""
     marker = os.path.join(repo.state_dir(), COMMITTING)
     try:
         with open(marker, encoding="ascii") as f:
@@ -218,6 +218,6 @@ def clear_killed_commit(repo: Repo) -> None:
         made = os.stat(marker).st_mtime
     except (OSError, ValueError):
         return
-    txn.clear_stale_lock(repo, os.path.join(repo.git_dir, "index.lock"), owner_alive=lambda: txn._alive(pid),
+    procs.clear_stale_lock(repo, os.path.join(repo.git_dir, "index.lock"), owner_alive=lambda: procs.alive(pid),
                              made_by=made + txn.LOCK_SLACK)
     os.unlink(marker)

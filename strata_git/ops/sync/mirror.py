@@ -7,16 +7,15 @@ credentials: `git config --add strata.mirror NAME`.
 from __future__ import annotations
 
 from strata_git.store import access
-from strata_git.ops import archive
+from strata_git.gitio import git
 from strata_git.errors import NotFound
 from strata_git.gitio.git import Repo, run
+from strata_git.ops.sync.remotes import Where, where
 
 
-def push_mirrors(repo: Repo, w, branch: str) -> dict[str, str]:
+def push_mirrors(repo: Repo, w: Where, branch: str) -> dict[str, str]:
     """Push the branch and this machine's access ref to each mirror, a backup: a failure is
     reported (and makes the command exit non-zero) but does not undo the sync."""
-    from strata_git.ops.sync.sync import where
-
     if w.partial:
         return dict.fromkeys(w.mirrors, "skipped: this clone is partial (cloned by git strata clone, or pruned) and "
                              "a mirror needs every object (git-remote-s3 uploads a whole bundle); mirror from a "
@@ -35,5 +34,5 @@ def push_mirrors(repo: Repo, w, branch: str) -> dict[str, str]:
         proc = run(["push", "--porcelain", "--", mirror, *specs], repo.root, check=False)
         said = proc.stderr if proc.stderr.strip() else proc.stdout
         done[mirror] = "pushed" if proc.returncode == 0 else \
-            f"failed: {archive.git_error(said)} ({archive.shown_url(url)})"
+            f"failed: {git.error_line(said)} ({git.shown_url(url)})"
     return done

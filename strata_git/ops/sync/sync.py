@@ -29,9 +29,11 @@ from typing import NamedTuple
 from strata_git.store import access, records
 from strata_git.ops import archive
 from strata_git.ops.sync import localedits, merge, mirror
-from strata_git.gitio import txn
+from strata_git.ops.sync.remotes import Where, where
+from strata_git.gitio import git, txn
+from strata_git.gitio.partial import absent, is_pruned
 from strata_git.core.config import Config
-from strata_git.errors import GitFailed, NotFound, Refused
+from strata_git.errors import GitFailed, Refused
 from strata_git.gitio.git import Repo, run
 from strata_git.gitio.git import start as run_in_background
 
@@ -103,33 +105,6 @@ def _ahead_behind(repo: Repo, ours: str | None, theirs: str | None) -> tuple[int
     return int(ahead), int(behind)
 
 
-class Where(NamedTuple):
-    """What one sync needs from this clone's git config, read with one git call."""
-
-    remote: str
-    url: str
-    partial: bool  # objects may be missing here, promised by a remote (clone --filter, or pruned)
-    mirrors: list[str]  # `git config --add strata.mirror NAME`: per clone, like credentials
-
-
-def where(repo: Repo, remote: str) -> Where:
-    import re
-
-    pattern = rf"^(remote\.{re.escape(remote)}\.url|remote\..*\.promisor|extensions\.partialclone|strata\.mirror)$"
-    out = repo.git("config", "-z", "--get-regexp", pattern, check=False).decode("utf-8", "surrogateescape")
-    found: dict[str, list[str]] = {}
-    for item in filter(None, out.split("\0")):
-        key, _, value = item.partition("\n")
-        found.setdefault(key.lower() if not key.startswith("remote.") else key, []).append(value)
-    url = found.get(f"remote.{remote}.url")
-    if not url:
-        raise NotFound(f"this repository has no remote named {remote!r}",
-                       f"add one (`git remote add {remote} URL`), or name another with --remote")
-    partial = bool(found.get("extensions.partialclone")) or any(
-        k.endswith(".promisor") and v[-1].lower() in ("true", "yes", "on", "1") for k, v in found.items())
-    return Where(remote, url[-1], partial, found.get("strata.mirror", []))
-
-
 # -- 3. fetch --------------------------------------------------------------------------
 
 def _fetch_args(w: Where) -> list[str]:
@@ -149,7 +124,7 @@ def fetch(repo: Repo, w: Where, started: subprocess.Popen[bytes] | None = None) 
         stderr = started.communicate()[1]
         code = started.returncode
     if code != 0:
-        raise GitFailed(f"cannot reach {w.remote} ({archive.shown_url(w.url)}): {archive.git_error(stderr)}; "
+        raise GitFailed(f"cannot reach {w.remote} ({git.shown_url(w.url)}): {git.error_line(stderr)}; "
                         f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
                         "check the url and the network; the next sync pushes it")
 
@@ -239,16 +214,16 @@ def _fetch_absent(repo: Repo, remote: str, partial: bool, blobs: list[str]) -> N
     """In a partial clone, bring those of `blobs` it lacks in one fetch (git would not: lazy
     fetching is off for git-strata)."""
     if blobs and partial:
-        archive.fetch_blobs_from(repo, remote, archive.absent(repo, blobs))
+        archive.fetch_blobs_from(repo, remote, absent(repo, blobs))
 
 
 def _fetch_needed(repo: Repo, w: Where, new: str, changed: list[str]) -> None:
     """Bring the blobs the working tree will need (not archive/'s when pruned) in one fetch."""
     if not changed or not w.partial:
         return
-    sparse = archive.is_pruned(repo)
+    sparse = is_pruned(repo)
     wanted = [p for p in changed if not (sparse and p.startswith("archive/"))]
-    entries = txn.tree_entries(repo, new, wanted) if wanted else {}
+    entries = repo.tree_entries(new, wanted) if wanted else {}
     _fetch_absent(repo, w.remote, True, sorted({oid for _, oid in entries.values()}))
 
 
@@ -301,7 +276,7 @@ def push(repo: Repo, w: Where, refspecs: list[str]) -> bool:
         raise Refused(f"{w.remote} refused the push: {why}{': ' + told[-1] if told else ''}; "
                       f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
                       "ask whoever runs the remote why it refuses; the next sync pushes again")
-    raise GitFailed(f"cannot push to {w.remote} ({archive.shown_url(w.url)}): {archive.git_error(proc.stderr)}; "
+    raise GitFailed(f"cannot push to {w.remote} ({git.shown_url(w.url)}): {git.error_line(proc.stderr)}; "
                     f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
                     "check the url and the network; the next sync pushes it")
 
@@ -318,7 +293,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
     txn.refuse_unless_settled(repo, "sync")
     if repo.head_quick() is None:
         raise Refused("this repository has no commits yet, so there is nothing here to sync",
-                      f"join the memory with `git strata clone {archive.shown_url(w.url)}`, "
+                      f"join the memory with `git strata clone {git.shown_url(w.url)}`, "
                       "or start one here with `git strata init`")
     branch = _branch(repo)
     machine = access.machine_id(repo)
@@ -368,7 +343,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
             integrated = how
         outgoing = {"fast-forward": 0, "merge": ahead + 1}.get(how, ahead)
         if dry_run:
-            return Result(w.remote, archive.shown_url(w.url), branch, start, committed, left, integrated, incoming,
+            return Result(w.remote, git.shown_url(w.url), branch, start, committed, left, integrated, incoming,
                           outgoing, [_decision(d) for d in decisions], False, rewound, attempt, {}, True)
         if head != start:
             _refresh(repo, cfg, (changed, ours) if changed and ours else None)
@@ -382,7 +357,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
                 if specs and oid:  # what the remote has now, as a fetch would record it
                     repo.git("update-ref", ref, oid)
             pushed_to = mirror.push_mirrors(repo, w, branch)
-            return Result(w.remote, archive.shown_url(w.url), branch, head, committed, left, integrated, incoming,
+            return Result(w.remote, git.shown_url(w.url), branch, head, committed, left, integrated, incoming,
                           outgoing, [_decision(d) for d in decisions], bool(specs), rewound, attempt, pushed_to, False)
         before = theirs
     raise Refused(f"{w.remote} kept changing: {ATTEMPTS} rounds in a row another machine pushed first; "

@@ -1,0 +1,36 @@
+"""What this clone's git config says about a remote: its url, whether objects may be missing
+here (a partial or pruned clone), and the mirrors that get a copy after each sync."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from strata_git.errors import NotFound
+from strata_git.gitio.git import Repo
+
+
+class Where(NamedTuple):
+    """What one sync needs from this clone's git config, read with one git call."""
+
+    remote: str
+    url: str
+    partial: bool  # objects may be missing here, promised by a remote (clone --filter, or pruned)
+    mirrors: list[str]  # `git config --add strata.mirror NAME`: per clone, like credentials
+
+
+def where(repo: Repo, remote: str) -> Where:
+    """The remote's url, whether this clone is partial, and its mirrors."""
+    pattern = rf"^(remote\.{re.escape(remote)}\.url|remote\..*\.promisor|extensions\.partialclone|strata\.mirror)$"
+    out = repo.git("config", "-z", "--get-regexp", pattern, check=False).decode("utf-8", "surrogateescape")
+    found: dict[str, list[str]] = {}
+    for item in filter(None, out.split("\0")):
+        key, _, value = item.partition("\n")
+        found.setdefault(key.lower() if not key.startswith("remote.") else key, []).append(value)
+    url = found.get(f"remote.{remote}.url")
+    if not url:
+        raise NotFound(f"this repository has no remote named {remote!r}",
+                       f"add one (`git remote add {remote} URL`), or name another with --remote")
+    partial = bool(found.get("extensions.partialclone")) or any(
+        k.endswith(".promisor") and v[-1].lower() in ("true", "yes", "on", "1") for k, v in found.items())
+    return Where(remote, url[-1], partial, found.get("strata.mirror", []))
