@@ -330,7 +330,7 @@ def cap_run(work: Path, cap: int, memories: list[corpus.Memory], questions: list
             env: dict[str, str]) -> tuple[dict, list[int | None]]:
     """Build the corpus again with `record_max_terms = cap`, archive and prune, ask every question
     (merged), and measure the records and the catalog: the row, and the ranks."""
-    from strata_git.store import catalog
+    from strata_git.core import contract
 
     progress(f"record_max_terms = {cap}")
     started = time.perf_counter()
@@ -343,7 +343,7 @@ def cap_run(work: Path, cap: int, memories: list[corpus.Memory], questions: list
     if archived["memories"] != sum(1 for t in tiers.values() if t == "archive"):
         sys.exit(f"{archived['memories']} files under archive/ but {tiers_of(root)} lists otherwise")
     archive(work, root, env)
-    db = root / ".git" / "strata" / catalog.DB
+    db = root / ".git" / "strata" / contract.CATALOG
     catalog_bytes = db.stat().st_size
     records = record_sizes(work, root, env)
     ranks = strata_ranks(root, questions, "merged")

@@ -633,14 +633,14 @@ def test_a_mass_deletion_is_not_committed_by_sync(three):
 
 
 def test_a_sync_killed_inside_its_commit_does_not_block_the_next(three):
-    from strata_git.ops.sync import localedits
+    from strata_git.core import contract
 
     a = three[0]
     root = Path(a.repo.root)
     (root / ".git/index.lock").write_bytes(b"")  # what a kill inside `git commit` leaves
     past = os.stat(root / ".git/index.lock").st_mtime - 60
     os.utime(root / ".git/index.lock", (past, past))
-    marker = root / ".git/strata" / localedits.COMMITTING
+    marker = root / ".git/strata" / contract.SYNC_COMMITTING
     marker.write_text("999999999\n")  # a pid that does not exist
     os.utime(marker, (past, past))
     (root / "active/after-the-kill.md").write_text("# After\n")

@@ -340,9 +340,9 @@ def _when(args: argparse.Namespace) -> int | None:
 
 
 def _date(stamp: int) -> str:
-    import datetime
+    from strata_git.core.contract import day
 
-    return datetime.datetime.fromtimestamp(stamp, datetime.UTC).strftime("%Y-%m-%d")
+    return day(stamp)
 
 
 def cmd_janitor(args: argparse.Namespace) -> int:

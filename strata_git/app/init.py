@@ -16,9 +16,10 @@ from strata_git.ops import hookshims
 from strata_git.store import index_md
 from strata_git.errors import Refused
 from strata_git.gitio.git import Repo, discover, require_identity, run
+from strata_git.core import contract
 
 FOLDERS = ("active/projects", "active/entities", "active/gtd", "cooled", "archive")
-IGNORE_LINE = f"/{index_md.ROUTER}"
+IGNORE_LINE = f"/{contract.INDEX_MD}"
 ATTRIBUTES = ("# git-strata: memories are stored byte for byte (no line-ending conversion)\n"
               "active/** -text\ncooled/** -text\narchive/** -text\n")
 # Local settings git-strata relies on; set only where the user has not chosen otherwise.
@@ -56,11 +57,11 @@ def _existing_repository(path: str) -> str | None:
 
 def _preflight(root: str, in_repo: bool) -> None:
     """Everything that can refuse, checked before anything is written."""
-    index_path = os.path.join(root, index_md.ROUTER)
-    tracked = in_repo and run(["ls-files", "--", index_md.ROUTER], root).stdout.strip()
-    if tracked or (os.path.lexists(index_path) and not hookshims.mentions(index_path, index_md.MARKER)):
-        raise Refused(f"{index_md.ROUTER} already exists and is not git-strata's generated router",
-                      f"rename it (git-strata generates {index_md.ROUTER} and keeps it out of commits)")
+    index_path = os.path.join(root, contract.INDEX_MD)
+    tracked = in_repo and run(["ls-files", "--", contract.INDEX_MD], root).stdout.strip()
+    if tracked or (os.path.lexists(index_path) and not hookshims.mentions(index_path, contract.INDEX_MD_MARKER)):
+        raise Refused(f"{contract.INDEX_MD} already exists and is not git-strata's generated router",
+                      f"rename it (git-strata generates {contract.INDEX_MD} and keeps it out of commits)")
     for folder in ("active", "cooled", "archive", ".strata", *FOLDERS):
         full = os.path.join(root, folder)
         if os.path.lexists(full) and (os.path.islink(full) or not os.path.isdir(full)):
@@ -94,13 +95,13 @@ def _scaffold(repo: Repo, notes: list[str]) -> list[str]:
     elif not hookshims.mentions(attributes, "git-strata"):
         notes.append("kept your .gitattributes; add '* -text' lines for the tier folders to stop "
                      "line-ending conversion of memories")
-    if not repo.ignored(index_md.ROUTER):
+    if not repo.ignored(contract.INDEX_MD):
         exclude = repo.git("rev-parse", "--git-path", "info/exclude").decode().strip()
         exclude = exclude if os.path.isabs(exclude) else os.path.join(repo.root, exclude)
         os.makedirs(os.path.dirname(exclude), exist_ok=True)
         with open(exclude, "a", encoding="utf-8") as f:
             f.write(f"{IGNORE_LINE}\n")
-        notes.append(f"your .gitignore does not ignore {index_md.ROUTER}; it is ignored in this clone only "
+        notes.append(f"your .gitignore does not ignore {contract.INDEX_MD}; it is ignored in this clone only "
                      f"(add '{IGNORE_LINE}' to .gitignore for every clone)")
     # Ours but never committed: created now, or left by an init whose commit failed.
     ours = [p for p in _OURS if os.path.lexists(os.path.join(repo.root, p)) and
@@ -132,6 +133,6 @@ def init(path: str = ".") -> InitResult:
     if uncommitted:
         # -f: every clone needs these files, even where the user's ignore rules (say `.*`) match them.
         repo.git("add", "-f", "--", *uncommitted)
-        commit = repo.commit(uncommitted, "strata: init memory repository", {"Strata-Action": "init"})
+        commit = repo.commit(uncommitted, "strata: init memory repository", {contract.ACTION: "init"})
     index_md.refresh(repo, config.load(repo.root, repo.state_dir()).max_memory_bytes)
     return InitResult(repo.root, uncommitted, installed, commit, notes)

@@ -28,6 +28,7 @@ from strata_git.core import context, hygiene, names
 from strata_git.store import provenance
 from strata_git.errors import NotFound, StrataError
 from strata_git.store.search import MAX_LIMIT
+from strata_git.core import contract
 
 INSTRUCTIONS = (
     "git-strata is this agent's long-term memory: Markdown files in a git repository, in three tiers "
@@ -133,11 +134,10 @@ class Server:
               title: Annotated[str, Field(max_length=300)] | None = None,
               tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=50)] | None = None,
               type: TypeName | None = None) -> dict[str, Any]:
-        from strata_git.ops.sync import conflicts
 
         vault = self.vault()
         norm = names.normalize(name)
-        if conflicts.COPY.match(norm):
+        if contract.CONFLICT_COPY.match(norm):
             raise StrataError(f"{names.display(norm)} is a name sync gives to conflict copies",
                               "choose another name")
         raw, removed = hygiene.drop_claims(content.encode("utf-8", "surrogatepass"), names.display(norm))
@@ -153,9 +153,8 @@ class Server:
 
     def reject(self, text: Annotated[str, Field(min_length=1, max_length=200)],
                why: Annotated[str, Field(max_length=4000)] | None = None, name: Name | None = None) -> dict[str, Any]:
-        from strata_git.ops.sync import conflicts
 
-        if name is not None and conflicts.COPY.match(names.normalize(name)):
+        if name is not None and contract.CONFLICT_COPY.match(names.normalize(name)):
             raise StrataError(f"{name} is a name sync gives to conflict copies", "choose another name")
         return self.vault().reject(text, name=name, why=why, via="mcp").as_dict()
 

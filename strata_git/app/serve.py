@@ -17,8 +17,9 @@ from collections.abc import Callable
 
 from strata_git.errors import Refused, StrataError
 from strata_git.gitio.git import Repo
+from strata_git.core import contract
 
-LOCK, PID, LOG = "serve.lock", "serve.pid", "serve.log"
+LOCK, PID, LOG = contract.SERVE_LOCK, contract.SERVE_PID, contract.SERVE_LOG
 
 
 def parse_interval(text: str) -> int:

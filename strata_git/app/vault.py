@@ -23,6 +23,7 @@ from strata_git.core.config import Config
 from strata_git.errors import BadMemory, BadName, NotFound, Refused, StrataError, too_large
 from strata_git.gitio import partial
 from strata_git.gitio.git import Repo, discover
+from strata_git.core import contract
 
 if TYPE_CHECKING:
     from strata_git.ops import janitor
@@ -128,7 +129,7 @@ class Vault:
     @contextmanager
     def locked(self, wait: float = LOCK_WAIT) -> Iterator[None]:
         """The repository lock (the kernel releases it when the holder dies, so it is never stale)."""
-        fd = os.open(os.path.join(self.repo.state_dir(), "lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(os.path.join(self.repo.state_dir(), contract.LOCK), os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + wait
         try:
             while True:
@@ -140,7 +141,7 @@ class Vault:
                         raise Refused("another git-strata process (a janitor or a write) is changing this "
                                       "repository", "wait for it to finish, then try again") from None
                     time.sleep(0.05)
-            if os.path.exists(os.path.join(self.repo.state_dir(), "janitor.journal")):
+            if os.path.exists(os.path.join(self.repo.state_dir(), contract.JOURNAL)):
                 from strata_git.gitio import txn  # a janitor, recall or sync was killed mid-move: finish it first
 
                 self.recovered = txn.recover(self.repo)
@@ -203,10 +204,9 @@ class Vault:
 
     def index(self) -> tuple[str, str]:
         """(path, text) of index.md, brought up to date first."""
-        from strata_git.store import index_md
 
         self.refresh_router()
-        path = os.path.join(self.repo.root, index_md.ROUTER)
+        path = os.path.join(self.repo.root, contract.INDEX_MD)
         with open(path, encoding="utf-8") as f:
             return path, f.read()
 
@@ -777,7 +777,7 @@ class Vault:
     def _tracked_copies(self) -> list[str]:
         """Tracked files outside the tiers that look like conflict copies (`PATH.conflict-<hex>`)."""
         out = self.repo.git("ls-files", "-z").decode("utf-8", "surrogateescape").split("\0")
-        return [p for p in out if ".conflict-" in p and not names.split_path(p)]
+        return [p for p in out if contract.looks_like_copy(p) and not names.split_path(p)]
 
     def _sync_state(self, branch: str) -> dict:
         remote = self.cfg.sync_remote
@@ -788,13 +788,12 @@ class Vault:
         return {"remote": remote, "ahead": int(found[0]), "behind": int(found[1])}
 
     def _archive_state(self) -> dict:
-        from strata_git.ops import archive
         from strata_git.store import shadow
 
         rows = shadow.all_rows(self.repo)
         blobs = sorted({row.blob for row in rows})
         records = self.repo.git("for-each-ref", "--format=%(refname:lstrip=3) %(objectname)",
-                                archive.VERIFIED_REFS).decode().split("\n")
+                                contract.VERIFIED_REFS).decode().split("\n")
         last = None
         for line in filter(None, records):
             remote, commit = line.split(" ", 1)

@@ -8,8 +8,8 @@ from typing import Any, NamedTuple
 from collections.abc import Callable
 
 from strata_git.errors import BadConfig
+from strata_git.core.contract import CONFIG_PATH
 
-CONFIG_PATH = ".strata/config.toml"
 DEFAULT_COOL_AFTER = (("default", 30), ("entities", 60), ("gtd", 7), ("projects", 14))
 
 

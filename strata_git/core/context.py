@@ -23,13 +23,13 @@ broken by name, so the same repository state always gives the same text.
 
 from __future__ import annotations
 
-import datetime
 from typing import NamedTuple
 from collections.abc import Callable
 
 from strata_git.core import hygiene, memory
 from strata_git.core.entries import Entry
 from strata_git.errors import BadName
+from strata_git.core import contract
 
 DEFAULT_BUDGET = 1000
 MIN_BUDGET, MAX_BUDGET = 50, 1_000_000
@@ -64,9 +64,7 @@ def check_budget(budget: object) -> int:
 
 
 def _day(stamp: int | None) -> str:
-    if stamp is None:
-        return "uncommitted"
-    return datetime.datetime.fromtimestamp(stamp, datetime.UTC).strftime("%Y-%m-%d")
+    return "uncommitted" if stamp is None else contract.day(stamp)
 
 
 def _line(entry: Entry, day: str, short: bool = False) -> str:

@@ -13,9 +13,8 @@ import re
 import unicodedata
 
 from strata_git.errors import BadName
+from strata_git.core.contract import SUFFIX, TIERS
 
-TIERS = ("active", "cooled", "archive")
-SUFFIX = ".md"
 MAX_NAME_BYTES = 512
 MAX_COMPONENT_BYTES = 200
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from strata_git.core.config import Config
+from strata_git.core import contract
 
 DAY = 86400
 
@@ -136,10 +137,10 @@ def next_move(m: MemoryState, reads: list[int], cfg: Config, now: int) -> str:
         days, key = cfg.cool_rule(m.name)
         if days is None:
             return f"never cools automatically ({key} = never)"
-        return f"cools after {days} days without changes ({key}), on day {_day(m.changed + days * DAY)}"
+        return f"cools after {days} days without changes ({key}), on day {contract.day(m.changed + days * DAY)}"
     if m.tier == "cooled":
         return (f"archived once unchanged for {cfg.archive_idle_days} days with at most {cfg.archive_max_reads} "
-                f"read(s) in them (from {_day(m.changed + cfg.archive_idle_days * DAY)}); promoted after "
+                f"read(s) in them (from {contract.day(m.changed + cfg.archive_idle_days * DAY)}); promoted after "
                 f"{cfg.promote_reads} reads within {cfg.promote_window_days} days")
     return "stays archived until recalled"
 
@@ -166,7 +167,4 @@ def parse_when(text: str, now: int) -> int:
     return int(parsed.timestamp())
 
 
-def _day(stamp: int) -> str:
-    import datetime
 
-    return datetime.datetime.fromtimestamp(stamp, datetime.UTC).strftime("%Y-%m-%d")

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from collections.abc import Iterator
 
 from strata_git.errors import NotFound, Refused, too_large
+from strata_git.core import contract
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
@@ -101,7 +102,7 @@ def write(root: str, relpath: str, data: bytes, durable: bool = True) -> None:
         if existing not in (None, "file"):
             raise _in_the_way(relpath, "link" if os.path.islink(os.path.join(root, relpath)) else "special")
         _clear_dead_temps(dir_fd, leaf)
-        tmp = f".{leaf}.strata-tmp-{os.getpid()}-{os.urandom(6).hex()}"
+        tmp = contract.temp_name(leaf, os.getpid(), os.urandom(6).hex())
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -121,7 +122,7 @@ def write(root: str, relpath: str, data: bytes, durable: bool = True) -> None:
 def _clear_dead_temps(dir_fd: int, leaf: str) -> None:
     """Delete temporary files of `leaf` that a writer killed mid-write left behind: their names
     carry the writer's pid, and only a pid that no longer exists makes one stale."""
-    prefix = f".{leaf}.strata-tmp-"
+    prefix = contract.temp_prefix(leaf)
     for name in os.listdir(dir_fd):
         pid = name[len(prefix):].split("-", 1)[0] if name.startswith(prefix) else ""
         if not pid.isdigit():

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from strata_git.errors import Refused
 from strata_git.gitio import partial, procs
 from strata_git.gitio.git import Repo, run
+from strata_git.core import contract
 
-JOURNAL = "janitor.journal"
-INDEX = "janitor.index"
+JOURNAL, INDEX = contract.JOURNAL, contract.TXN_INDEX
 # The temporary index is private to the janitor, which holds the repository lock: a lock file
 # beside it can only be left by a janitor killed mid-command, so it is always safe to delete.
 INDEX_LOCK = INDEX + ".lock"

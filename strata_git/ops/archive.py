@@ -32,8 +32,8 @@ from strata_git.core.config import Config
 from strata_git.errors import GitFailed, NotFound, Refused
 from strata_git.gitio import git, partial, procs
 from strata_git.gitio.git import Repo, run
+from strata_git.core import contract
 
-VERIFIED_REFS = "refs/strata/archive/"
 SERVER_SETTINGS = "uploadpack.allowFilter=true and uploadpack.allowAnySHA1InWant=true"
 
 
@@ -190,7 +190,7 @@ def candidates(repo: Repo, commit: str) -> dict[str, int]:
 
 def verify(repo: Repo, remote: str, url: str, blobs: list[str]) -> None:
     """Fetch `blobs` from the remote into an empty repository and check each one arrived."""
-    scratch = os.path.join(repo.state_dir(), f"verify-{os.getpid()}-{os.urandom(4).hex()}")
+    scratch = os.path.join(repo.state_dir(), f"{contract.VERIFY_SCRATCH}{os.getpid()}-{os.urandom(4).hex()}")
     try:
         run(["init", "-q", "--bare", scratch], repo.root)
         for start in range(0, len(blobs), 20000):
@@ -218,16 +218,15 @@ def _record(repo: Repo, remote: str, url: str, commit: str, blobs: list[str], cf
     """The verification record: a commit (not yet on any ref) on top of the previous one."""
     import hashlib
 
-    ref = VERIFIED_REFS + remote
+    ref = contract.VERIFIED_REFS + remote
     parent = run(["rev-parse", "-q", "--verify", ref], repo.root, check=False).stdout.decode().strip()
     empty = repo.git("mktree", input=b"").decode().strip()
     digest = hashlib.sha256("".join(f"{b}\n" for b in sorted(blobs)).encode()).hexdigest()
-    text = (f"strata: verified {len(blobs)} archived object(s) on {remote}\n\n"
-            f"Strata-Verified-Remote: {remote}\nStrata-Verified-Url: {git.shown_url(url)}\n"
-            f"Strata-Verified-Commit: {commit}\nStrata-Verified-Objects: {len(blobs)}\n"
-            f"Strata-Verified-Digest: sha256:{digest}\nStrata-Verified-At: {int(time.time())}\n")
-    identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
-                "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
+    text = contract.message(f"strata: verified {len(blobs)} archived object(s) on {remote}", [
+        (contract.VERIFIED_REMOTE, remote), (contract.VERIFIED_URL, git.shown_url(url)),
+        (contract.VERIFIED_COMMIT, commit), (contract.VERIFIED_OBJECTS, str(len(blobs))),
+        (contract.VERIFIED_DIGEST, f"sha256:{digest}"), (contract.VERIFIED_AT, str(int(time.time())))])
+    identity = git.identity_env(cfg.janitor_name, cfg.janitor_email)
     # Parents: the previous record, then the verified commit. The chain of records reaches every
     # commit ever verified, so the ref, pushed to the remote, keeps their objects there even if the
     # branch is later rewound.
@@ -250,14 +249,14 @@ def _sparse(repo: Repo) -> None:
 def _clear_leftovers(repo: Repo) -> None:
     """Scratch repositories of verifications a killed run never finished. (git's own lock files
     are never deleted here: a live git process may hold one without having it open.)"""
-    procs.sweep(repo.state_dir(), "verify-")
+    procs.sweep(repo.state_dir(), contract.VERIFY_SCRATCH)
 
 
 def _refuse_locks(repo: Repo, remote: str, branch: str) -> None:
     """Refuse, before anything changes, while git's lock files exist (another git command is
     running, or one was killed): the hint says which file and what to do."""
     for lock in ("index.lock", "config.lock", "config.worktree.lock", "info/sparse-checkout.lock",
-                 "packed-refs.lock", "HEAD.lock", f"refs/heads/{branch}.lock", f"{VERIFIED_REFS}{remote}.lock",
+                 "packed-refs.lock", "HEAD.lock", f"refs/heads/{branch}.lock", f"{contract.VERIFIED_REFS}{remote}.lock",
                  f"refs/remotes/{remote}/{branch}.lock"):
         if os.path.exists(os.path.join(repo.git_dir, lock)):
             raise Refused(f"another git process is using this repository (.git/{lock} exists); nothing was "
@@ -364,10 +363,10 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
         # after a run killed in between.
         from strata_git.store.access import machine_id
 
-        ref = VERIFIED_REFS + remote
+        ref = contract.VERIFIED_REFS + remote
         parent = run(["rev-parse", "-q", "--verify", ref], repo.root, check=False).stdout.decode().strip()
         repo.git("update-ref", "-m", "strata: archive verified", ref, record, parent or "0" * 40)
-        _push(repo, remote, url, [f"{record}:{VERIFIED_REFS}{machine_id(repo)}"])
+        _push(repo, remote, url, [f"{record}:{contract.VERIFIED_REFS}{machine_id(repo)}"])
     _sparse(repo)
     _become_partial(repo, remote)
     if drop:
@@ -402,7 +401,7 @@ def borrow(repo: Repo, cfg: Config, blobs: list[str]) -> dict[str, bytes]:
     if not blobs:
         return {}
     remote, url = remote_for(repo, cfg)
-    scratch = os.path.join(repo.state_dir(), f"borrow-{os.getpid()}-{os.urandom(4).hex()}")
+    scratch = os.path.join(repo.state_dir(), f"{contract.BORROW_SCRATCH}{os.getpid()}-{os.urandom(4).hex()}")
     try:
         run(["init", "-q", "--bare", scratch], repo.root)
         proc = run(["-C", scratch, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "-q", "--no-tags",

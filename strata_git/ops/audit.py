@@ -8,7 +8,6 @@ a commit is the undo.
 
 from __future__ import annotations
 
-import datetime
 import json
 
 from strata_git.store import access, history
@@ -17,21 +16,19 @@ from strata_git.gitio import safefs
 from strata_git.core.config import Config
 from strata_git.errors import StrataError
 from strata_git.gitio.git import Repo
+from strata_git.core import contract
 
-_FORMAT = "--format=%H%x00%ct%x00%(trailers:key=Strata-Move,valueonly,separator=%x1e)%x01"
+_FORMAT = f"--format=%H%x00%ct%x00{contract.log_field(contract.MOVE, '%x1e')}%x01"
 
 
-def _day(stamp: int | None) -> str | None:
-    if stamp is None:
-        return None
-    return datetime.datetime.fromtimestamp(stamp, datetime.UTC).strftime("%Y-%m-%d")
+
 
 
 def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[dict]:
     """Moves recorded in history, newest first; only those of `name` (with .md) if given."""
     if repo.head() is None:
         return []
-    out = repo.git("log", "-z", _FORMAT, "--grep=^Strata-Move: ", "HEAD", "--").decode("utf-8", "replace")
+    out = repo.git("log", "-z", _FORMAT, contract.grep(contract.MOVE), "HEAD", "--").decode("utf-8", "replace")
     found: list[dict] = []
     for record in out.split("\x01"):
         commit, _, rest = record.strip("\0\n").partition("\0")
@@ -44,7 +41,7 @@ def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[dic
             if not isinstance(move, dict):
                 continue
             if name is None or move.get("name") == names.display(name):
-                found.append({"commit": commit, "time": int(stamp), "date": _day(int(stamp)), **_paths(move)})
+                found.append({"commit": commit, "time": int(stamp), "date": contract.day(int(stamp)), **_paths(move)})
                 if len(found) >= limit:
                     return found
     return found
@@ -74,10 +71,10 @@ def why(repo: Repo, cfg: Config, tier: str, name: str, now: int) -> dict:
     decision = rules.plan([state], {name: reads}, cfg, now).moves
     return {
         "name": names.display(name), "tier": tier, "path": f"{tier}/{name}", "type": kind,
-        "last_changed": _day(changed), "age_days": (now - changed) // rules.DAY if changed else None,
+        "last_changed": contract.day(changed), "age_days": (now - changed) // rules.DAY if changed else None,
         "reads_last_90_days": sum(1 for t in reads if t >= now - 90 * rules.DAY),
-        "last_read": _day(reads[-1]) if reads else None,
-        "in_tier_since": last_move["date"] if last_move and last_move["to"].startswith(tier + "/") else _day(changed),
+        "last_read": contract.day(reads[-1]) if reads else None,
+        "in_tier_since": last_move["date"] if last_move and last_move["to"].startswith(tier + "/") else contract.day(changed),
         "moved_by": {k: last_move[k] for k in ("action", "rule", "commit", "date")} if last_move else None,
         "would_move_now": decision[0].as_dict() if decision else None,
         "next": rules.next_move(state, reads, cfg, now),

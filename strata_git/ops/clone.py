@@ -16,6 +16,7 @@ from strata_git.ops import archive
 from strata_git.errors import NotFound, Refused
 from strata_git.gitio import git, partial
 from strata_git.gitio.git import discover, run
+from strata_git.core import contract
 
 
 class Cloned(NamedTuple):
@@ -66,13 +67,13 @@ def clone(url: str, folder: str | None = None) -> Cloned:
     if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
         raise NotFound(f"cloned into {target}, but it has no {config.CONFIG_PATH}: not a memory repository",
                        f"run `git strata init {target}` to make it one")
-    run(["fetch", "-q", "origin", "+refs/strata/access/*:refs/strata-remotes/origin/access/*"], repo.root, check=False)
+    run(["fetch", "-q", "origin", f"+{contract.ACCESS_REFS}*:{contract.remote_refs('origin', 'access')}*"], repo.root, check=False)
     sync.fetch_access_blobs(repo, "origin", partial=True)
     # The shadow records in the same pack as their trees: these refs reach nothing but records, so
     # lifting the clone's blob filter for this one fetch brings no memory (50,000 records asked
     # for one by one took 40 s over `git daemon`). Any the server left out are fetched by id.
     run(["fetch", "-q", f"--filter=blob:limit={records.MAX_RECORD_BYTES}", "origin",
-         f"+{records.REF_PREFIX}*:{sync.REMOTE_SHADOW.format(remote='origin')}*"], repo.root, check=False)
+         f"+{contract.SHADOW_REFS}*:{contract.remote_refs('origin', 'shadow')}*"], repo.root, check=False)
     sync.fetch_record_blobs(repo, "origin", {}, partial=True)
     hookshims.install(repo)
     cfg = config.load(repo.root, repo.state_dir())

@@ -13,10 +13,9 @@ import sys
 
 from strata_git.errors import Refused
 from strata_git.gitio.git import Repo
+from strata_git.core import contract
 
-HOOKS = ("pre-commit", "post-commit", "post-checkout", "post-merge", "post-rewrite")
-MARKER = "git-strata hook shim"
-CHAINED = ".strata-chained"
+HOOKS, MARKER, CHAINED = contract.HOOKS, contract.SHIM_MARKER, contract.CHAINED
 
 
 def hooks_dir(repo: Repo) -> str:

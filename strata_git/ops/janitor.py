@@ -8,7 +8,6 @@ memories have uncommitted changes: those are skipped, never moved.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import NamedTuple
@@ -19,6 +18,7 @@ from strata_git.gitio import txn
 from strata_git.core.config import Config
 from strata_git.errors import Refused, StrataError
 from strata_git.gitio.git import Repo, identity_env
+from strata_git.core import contract
 
 
 class Result(NamedTuple):
@@ -139,10 +139,9 @@ def _summaries(repo: Repo, cfg: Config, plan: rules.Plan) -> tuple[list[summary.
 def message(plan: rules.Plan, notes: list[str] = ()) -> str:
     """Subject `strata: cool 3, archive 1`, then one short JSON trailer per move. (An archived
     memory's shadow record lives beside history, on the shadow ref: see records.py.)"""
-    trailers = [f"Strata-Move: {json.dumps(m.trailer(), ensure_ascii=False, separators=(',', ':'))}"
-                for m in plan.moves]
-    return (f"strata: {plan.summary()}\n\n"
-            + "\n".join([*trailers, f"Strata-Planned-At: {plan.now}", *notes]) + "\n")
+    trailers = [(contract.MOVE, contract.trailer_value(m.trailer())) for m in plan.moves]
+    lines = [contract.trailers([*trailers, (contract.PLANNED_AT, str(plan.now))]), *notes]
+    return f"strata: {plan.summary()}\n\n" + "\n".join(lines) + "\n"
 
 
 def write_records(repo: Repo, cfg: Config, moves: list[tuple[str, str]], head: str) -> int:

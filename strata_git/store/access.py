@@ -19,17 +19,13 @@ import os
 import time
 
 from strata_git.gitio.git import Repo
+from strata_git.core import contract
 
-LOG = "access.log"
-FLUSHING = "access.flushing"
-REF_PREFIX = "refs/strata/access/"
-REMOTE_REFS = "refs/strata-remotes/"
-BLOB = "access.log"
 
 
 def machine_id(repo: Repo) -> str:
     """This clone's id (random, made once): which access ref it writes."""
-    path = os.path.join(repo.state_dir(), "machine-id")
+    path = os.path.join(repo.state_dir(), contract.MACHINE_ID)
     try:
         with open(path, encoding="ascii") as f:
             found = f.read().strip()
@@ -47,7 +43,7 @@ def record(repo: Repo, name: str, tier: str, via: str, now: float | None = None)
     stamp = now if now is not None else time.time()
     line = json.dumps({"t": round(stamp, 3), "name": name, "tier": tier, "via": via,
                        "m": machine_id(repo), "n": time.time_ns()}, ensure_ascii=False) + "\n"
-    fd = os.open(os.path.join(repo.state_dir(), LOG), os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(os.path.join(repo.state_dir(), contract.ACCESS_LOG), os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -76,7 +72,7 @@ def _key(item: dict) -> tuple:
 
 def _local(repo: Repo) -> list[dict]:
     records = []
-    for name in (FLUSHING, LOG):
+    for name in (contract.ACCESS_FLUSHING, contract.ACCESS_LOG):
         try:
             with open(os.path.join(repo.state_dir(), name), encoding="utf-8", errors="replace") as f:
                 records += _parse(f.read())
@@ -86,13 +82,13 @@ def _local(repo: Repo) -> list[dict]:
 
 
 def _refs(repo: Repo) -> list[str]:
-    out = repo.git("for-each-ref", "--format=%(refname)", REF_PREFIX, REMOTE_REFS)
-    return [r for r in out.decode().split() if r.startswith(REF_PREFIX) or "/access/" in r]
+    out = repo.git("for-each-ref", "--format=%(refname)", contract.ACCESS_REFS, contract.REMOTE_REFS)
+    return [r for r in out.decode().split() if r.startswith(contract.ACCESS_REFS) or "/access/" in r]
 
 
 def _blobs(repo: Repo, refs: list[str]) -> list[dict]:
     records = []
-    for raw in repo.objects([f"{ref}:{BLOB}" for ref in refs]):
+    for raw in repo.objects([f"{ref}:{contract.ACCESS_BLOB}" for ref in refs]):
         records += _parse(raw.decode("utf-8", "replace")) if raw is not None else []
     return records
 
@@ -119,7 +115,7 @@ def flush(repo: Repo, author: tuple[str, str]) -> int:
     a compare-and-swap, and only then is the aside file deleted; a crash anywhere leaves
     records either still aside (flushed next time, duplicates dropped) or in the ref."""
     state = repo.state_dir()
-    spool, aside = os.path.join(state, LOG), os.path.join(state, FLUSHING)
+    spool, aside = os.path.join(state, contract.ACCESS_LOG), os.path.join(state, contract.ACCESS_FLUSHING)
     if os.path.exists(spool) and not os.path.exists(aside):
         os.replace(spool, aside)
     try:
@@ -127,7 +123,7 @@ def flush(repo: Repo, author: tuple[str, str]) -> int:
             pending = _parse(f.read())
     except FileNotFoundError:
         return 0
-    ref = REF_PREFIX + machine_id(repo)
+    ref = contract.ACCESS_REFS + machine_id(repo)
     old = repo.git("rev-parse", "-q", "--verify", ref, check=False).decode().strip()
     kept = _blobs(repo, [ref]) if old else []
     seen = {_key(item) for item in kept}
@@ -135,7 +131,7 @@ def flush(repo: Repo, author: tuple[str, str]) -> int:
     if new:
         text = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in kept + new)
         blob = repo.git("hash-object", "-w", "--stdin", input=text.encode("utf-8")).decode().strip()
-        tree = repo.git("mktree", input=f"100644 blob {blob}\t{BLOB}\n".encode()).decode().strip()
+        tree = repo.git("mktree", input=f"100644 blob {blob}\t{contract.ACCESS_BLOB}\n".encode()).decode().strip()
         env = {"GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1],
                "GIT_COMMITTER_NAME": author[0], "GIT_COMMITTER_EMAIL": author[1]}
         parents = ["-p", old] if old else []

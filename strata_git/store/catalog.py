@@ -26,17 +26,15 @@ from strata_git.core.entries import Entry, Scan, clean
 from strata_git.core.memory import UNSAFE_TO_DISPLAY
 from strata_git.gitio.git import Repo
 from strata_git.core.names import SUFFIX, TIERS
+from strata_git.core import contract
 
 if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch
 
 SCHEMA_VERSION = 9
-DB = "catalog.sqlite"
-LEGACY_FILES = ("shadow.sqlite", "shadow.sqlite-journal")
 # Deleting at least this many rows at once (a prune, a rebuild) compacts the full-text index:
 # FTS5 otherwise keeps deleted rows' data in its segments until merges happen to reach them.
 COMPACT_AFTER = 200
-PLACEHOLDER = ".gitkeep"
 TAG_SEP = "\x1f"  # tags cannot contain control characters (memory.check_known_keys)
 _ORDER = {tier: i for i, tier in enumerate(TIERS)}
 _SCHEMA = """
@@ -89,7 +87,7 @@ def _open(path: str) -> sqlite3.Connection:
             with db:
                 _changed(db)  # a new database is a new generation, never one a process has cached
                 set_meta(db, "born", os.urandom(8).hex())  # (what a watch checks: see watch.py)
-            for old in LEGACY_FILES:  # derived state of earlier versions, now held here
+            for old in contract.LEGACY_STATE:  # derived state of earlier versions, now held here
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(os.path.join(os.path.dirname(path), old))
     except BaseException:
@@ -102,7 +100,7 @@ def reset(repo: Repo) -> None:
     """Delete the database (it is rebuilt from the working tree on next use)."""
     for suffix in ("", "-journal"):
         try:
-            os.unlink(os.path.join(repo.state_dir(), DB + suffix))
+            os.unlink(os.path.join(repo.state_dir(), contract.CATALOG + suffix))
         except FileNotFoundError:
             pass
 
@@ -111,10 +109,10 @@ def reset(repo: Repo) -> None:
 def connect(repo: Repo) -> Iterator[sqlite3.Connection]:
     """The catalog database in one transaction; rebuilt empty if missing, of another version or unreadable."""
     try:
-        db = _open(os.path.join(repo.state_dir(), DB))
+        db = _open(os.path.join(repo.state_dir(), contract.CATALOG))
     except sqlite3.DatabaseError:
         reset(repo)
-        db = _open(os.path.join(repo.state_dir(), DB))
+        db = _open(os.path.join(repo.state_dir(), contract.CATALOG))
     try:
         with db:
             yield db
@@ -152,7 +150,7 @@ def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], stray
                 continue
         elif item.is_dir(follow_symlinks=False):
             _walk(root, f"{folder}/{name}", found, strays)
-        elif name != PLACEHOLDER and ".strata-tmp-" not in name:
+        elif name != contract.PLACEHOLDER and ".strata-tmp-" not in name:
             strays.append(f"{folder}/{name}")
 
 

@@ -18,9 +18,10 @@ from typing import NamedTuple
 
 from strata_git.gitio.git import Repo
 from strata_git.core.names import split_path
+from strata_git.core import contract
 
 CACHE_VERSION = 2
-_FORMAT = "--format=%x01%ct %(trailers:key=Strata-Move,valueonly,separator=%x2C)"
+_FORMAT = f"--format=%x01%ct {contract.log_field(contract.MOVE)}"
 
 
 def _scan(repo: Repo, revs: str, times: dict[str, int]) -> None:
@@ -65,7 +66,7 @@ def last_changed(repo: Repo, at: Head | None) -> dict[str, int]:
     """{name: unix time of its last content change} for every name in the history of `at`."""
     if at is None:
         return {}
-    cache_path = os.path.join(repo.state_dir(), "changes.json")
+    cache_path = os.path.join(repo.state_dir(), contract.CHANGES)
     cached = _load(cache_path)
     if cached and cached["head"] == at.commit:
         return cached["times"]

@@ -10,12 +10,12 @@ from typing import Any
 from strata_git.core import names
 from strata_git.gitio.git import Repo
 from strata_git.store import summary
+from strata_git.core import contract
 
-_LOG_FORMAT = ("--format=%H%x00%cI%x00%an%x00%(trailers:key=Strata-Via,valueonly,separator=%x2C)%x00"
-               "%(trailers:key=Strata-Agent,valueonly,separator=%x2C)%x00"
-               "%(trailers:key=Strata-Summary,valueonly,separator=%x1e)")
+_LOG_FORMAT = (f"--format=%H%x00%cI%x00%an%x00{contract.log_field(contract.VIA)}%x00"
+               f"{contract.log_field(contract.AGENT)}%x00{contract.log_field(contract.SUMMARY, '%x1e')}")
 # Commits that move a memory without changing it: the janitor's, and recalls.
-_MOVES = ("--grep=^Strata-Move: ", "--grep=^Strata-Action: recall$")
+_MOVES = (contract.grep(contract.MOVE), contract.grep(contract.ACTION, "recall"))
 
 
 def _last_change(repo: Repo, paths: list[str], moves_too: bool = False) -> tuple[list[str], set[str]]:

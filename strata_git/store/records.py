@@ -26,8 +26,8 @@ from collections import Counter
 from typing import NamedTuple
 
 from strata_git.gitio.git import Repo
+from strata_git.core import contract
 
-REF_PREFIX = "refs/strata/shadow/"
 VERSION = 2
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a 1 MiB memory's record is about its size: far above any real one
 MAX_TAGS = 100
@@ -119,7 +119,7 @@ def _path(blob: str) -> str:
     return f"{blob[:2]}/{blob[2:]}"
 
 
-_REMOTE = re.compile(r"refs/strata-remotes/[^/]+/shadow/[^/]+")
+_REMOTE = re.compile(re.escape(contract.REMOTE_REFS) + r"[^/]+/shadow/[^/]+")
 
 
 def refs(repo: Repo) -> dict[str, str]:
@@ -135,7 +135,7 @@ def refs(repo: Repo) -> dict[str, str]:
                     found[ref] = oid
     except OSError:
         pass
-    for folder in [REF_PREFIX, *(f"refs/strata-remotes/{r}/shadow/" for r in _listdir(repo, "refs/strata-remotes"))]:
+    for folder in [contract.SHADOW_REFS, *(contract.remote_refs(r, "shadow") for r in _listdir(repo, contract.REMOTE_REFS.rstrip("/")))]:
         for name in _listdir(repo, folder):
             try:
                 with open(os.path.join(repo.git_dir, folder, name), encoding="ascii", errors="replace") as f:
@@ -148,7 +148,7 @@ def refs(repo: Repo) -> dict[str, str]:
 
 
 def _is_shadow(ref: str) -> bool:
-    return (ref.startswith(REF_PREFIX) and "/" not in ref[len(REF_PREFIX):]) or bool(_REMOTE.fullmatch(ref))
+    return (ref.startswith(contract.SHADOW_REFS) and "/" not in ref[len(contract.SHADOW_REFS):]) or bool(_REMOTE.fullmatch(ref))
 
 
 def _listdir(repo: Repo, folder: str) -> list[str]:
@@ -233,7 +233,7 @@ def _choose(candidates: dict[str, dict[str, bytes | None]]) -> tuple[dict[str, R
 def own_ref(repo: Repo) -> str:
     from strata_git.store import access
 
-    return REF_PREFIX + access.machine_id(repo)
+    return contract.SHADOW_REFS + access.machine_id(repo)
 
 
 def write(repo: Repo, made: dict[str, bytes], author: tuple[str, str], now: int | None = None) -> int:

@@ -24,6 +24,7 @@ from strata_git.core import entries, names, textindex
 from strata_git.gitio import safefs
 from strata_git.errors import BadName
 from strata_git.gitio.git import Repo
+from strata_git.core import contract
 
 if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch
@@ -200,6 +201,6 @@ def search(repo: Repo, query: str, *, tier: str | None = None, type: str | None 
 def _with_summary(root: str, hit: Hit) -> Hit:
     from strata_git.store import summary
 
-    if hit.tier == "active" or not os.path.isdir(os.path.join(root, summary.FOLDER)):
+    if hit.tier == "active" or not os.path.isdir(os.path.join(root, contract.SUMMARIES)):
         return hit
     return hit._replace(summary=summary.read(root, hit.name + names.SUFFIX) or "")

@@ -30,9 +30,9 @@ from typing import NamedTuple
 from strata_git.store import catalog, records
 from strata_git.core import entries, names, textindex
 from strata_git.gitio.git import Repo
+from strata_git.core import contract
 
 VERSION = "6"  # of how rows are made from records: another value rebuilds them
-LEGACY_TRAILER = "Strata-Shadow"
 MAX_WARNINGS = 20
 
 
@@ -72,8 +72,8 @@ def _legacy(repo: Repo, revs: list[str], blobs: set[str], walk: bool = True) -> 
     trailers (before records moved beside history), the newest commit winning."""
     if not blobs or not revs:
         return {}
-    out = repo.git("log", *(() if walk else ("--no-walk=unsorted",)), "--no-renames", f"--grep=^{LEGACY_TRAILER}: ",
-                   f"--format=%x01%H%x00%(trailers:key={LEGACY_TRAILER},valueonly,unfold,separator=%x1e)", *revs, "--")
+    out = repo.git("log", *(() if walk else ("--no-walk=unsorted",)), "--no-renames", contract.grep(contract.LEGACY_SHADOW),
+                   f"--format=%x01%H%x00%(trailers:key={contract.LEGACY_SHADOW},valueonly,unfold,separator=%x1e)", *revs, "--")
     found: dict[str, tuple[str, dict]] = {}
     for item in out.decode("utf-8", "replace").split("\x01")[1:]:
         commit, _, values = item.partition("\0")
@@ -360,4 +360,4 @@ def lookup(repo: Repo, paths: list[str]) -> dict[str, Row]:
 
 def path(repo: Repo) -> str:
     """The file the shadow index lives in (the catalog's)."""
-    return os.path.join(repo.state_dir(), catalog.DB)
+    return os.path.join(repo.state_dir(), contract.CATALOG)

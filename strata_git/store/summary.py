@@ -20,7 +20,6 @@ A memory that cools without a new summary, or goes back to active, loses its old
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -32,8 +31,8 @@ from typing import NamedTuple
 from strata_git.core import memory
 from strata_git.core.config import Config
 from strata_git.gitio.git import Repo
+from strata_git.core import contract
 
-FOLDER = ".strata/summaries"
 MAX_BYTES = 8 * 1024
 _DECISION = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?(?:decision|decided|outcome|result|conclusion|resolved|"
                        r"we (?:chose|decided|will|won't|will not)|rejected|fixed|lesson)\b", re.IGNORECASE)
@@ -51,11 +50,11 @@ class Made(NamedTuple):
 
     def trailer(self, mode: str) -> str:
         record = {"name": self.name[:-3], "mode": mode, "made": self.text is not None, "why": self.why}
-        return "Strata-Summary: " + json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        return f"{contract.SUMMARY}: {contract.trailer_value(record)}"
 
 
 def path(name: str) -> str:
-    return f"{FOLDER}/{name}"
+    return f"{contract.SUMMARIES}/{name}"
 
 
 def extractive(raw: bytes, where: str) -> str:

@@ -12,15 +12,13 @@ committing (deleting the copy, or removing the line to keep it as a memory).
 from __future__ import annotations
 
 import os
-import re
 
 from strata_git.ops.sync import merge
 from strata_git.core import names
 from strata_git.gitio import safefs
 from strata_git.errors import NotFound, Refused
+from strata_git.core import contract
 
-COPY = re.compile(r"^(?P<of>.+)\.conflict-(?P<tag>[0-9a-f]{8,40}(-[0-9]+)?)\.md$")
-FILE_COPY = re.compile(r"^(?P<of>.+)\.conflict-(?P<tag>[0-9a-f]{8,40}(-[0-9]+)?)$")
 KEEP = ("current", "copy", "both")
 HEAD_BYTES = 4096  # the provenance line is the first in the file
 
@@ -38,7 +36,7 @@ def open_conflicts(root: str, active_names: list[str], tracked: list[str] = ()) 
     names) that carry the provenance line or are not text, and copies of other `tracked` files."""
     found = []
     for name in sorted(active_names):
-        match = COPY.match(name)
+        match = contract.CONFLICT_COPY.match(name)
         if not match:
             continue
         head = _head(root, f"active/{name}")
@@ -52,7 +50,7 @@ def open_conflicts(root: str, active_names: list[str], tracked: list[str] = ()) 
         found.append({"name": match["of"], "copy": name[:-3], "from": info.get("from"),
                       "commit": info.get("commit"), "at": info.get("at"), "memory": True})
     for path in sorted(tracked):
-        match = FILE_COPY.match(path)
+        match = contract.CONFLICT_FILE_COPY.match(path)
         if match and not names.split_path(path):
             found.append({"name": match["of"], "copy": path, "from": None, "commit": None, "at": None,
                           "memory": False})

@@ -16,6 +16,7 @@ from strata_git.gitio import procs, txn
 from strata_git.core import names
 from strata_git.core.config import Config
 from strata_git.gitio.git import Repo, run
+from strata_git.core import contract
 
 
 def status(repo: Repo) -> list[tuple[str, str]]:
@@ -49,9 +50,7 @@ def _changes(repo: Repo, edits: list[tuple[str, str]]) -> list:
     return [found[path] for _, path in edits]
 
 
-KEPT = "sync.kept.json"  # {path: blob it was based on} of edits a sync kept uncommitted while the remote changed them
 MASS_DELETE = 20  # more deletions than this (and than a tenth of active/) are not committed by sync
-COMMITTING = "sync.committing"  # pid of a sync inside `git commit`: its index.lock is stale once that pid is gone
 
 
 def _collisions(paths: list[str]) -> list[list[str]]:
@@ -117,7 +116,7 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str,
     good = _divert_stale(repo, good, blobs, left, {path for _, path in edits})
     if good:
         new = [c.path for c in good if c.status == "A"]
-        marker = os.path.join(repo.state_dir(), COMMITTING)
+        marker = os.path.join(repo.state_dir(), contract.SYNC_COMMITTING)
         with open(marker, "w", encoding="ascii") as f:
             f.write(f"{os.getpid()}\n")
         try:
@@ -125,7 +124,7 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str,
                 repo.git("add", "--", *new)
             paths = [c.path for c in good]
             repo.commit(paths, f"strata: sync commits {len(paths)} local edit{'s' if len(paths) != 1 else ''}",
-                        {"Strata-Sync": "uncommitted edits in active/, committed before syncing"})
+                        {contract.SYNC: "uncommitted edits in active/, committed before syncing"})
         finally:
             os.unlink(marker)
     return [c.path for c in good], left
@@ -151,7 +150,7 @@ def remember_kept(repo: Repo, bases: dict[str, str]) -> None:
 def _write_kept(repo: Repo, kept: dict[str, str]) -> None:
     import json
 
-    path = os.path.join(repo.state_dir(), KEPT)
+    path = os.path.join(repo.state_dir(), contract.SYNC_KEPT)
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(kept, f)
     os.replace(path + ".tmp", path)
@@ -161,7 +160,7 @@ def _kept(repo: Repo) -> dict[str, str]:
     import json
 
     try:
-        with open(os.path.join(repo.state_dir(), KEPT), encoding="utf-8") as f:
+        with open(os.path.join(repo.state_dir(), contract.SYNC_KEPT), encoding="utf-8") as f:
             found = json.load(f)
         return found if isinstance(found, dict) else {}
     except (OSError, ValueError):
@@ -189,10 +188,10 @@ def _divert_stale(repo: Repo, good: list, blobs: dict[str, bytes | None], left: 
             left.append({"path": c.path, "reason": "deleted here but changed on another machine since: not "
                          "committed (restore it with `git checkout HEAD -- " + c.path + "`)"})
             continue
-        width, copy = 8, merge._copy_path(merge.Version(c.path, c.mode, c.oid), c.oid[:8])
+        width, copy = 8, merge.copy_path(merge.Version(c.path, c.mode, c.oid), c.oid[:8])
         while os.path.lexists(os.path.join(repo.root, copy)) or repo.in_head(copy):
             width += 1
-            copy = merge._copy_path(merge.Version(c.path, c.mode, c.oid), c.oid[:width])
+            copy = merge.copy_path(merge.Version(c.path, c.mode, c.oid), c.oid[:width])
         raw = blobs.get(c.oid) or b""
         name = names.split_path(c.path)[1]
         marked = merge.with_provenance(raw, {"of": name[: -len(names.SUFFIX)],
@@ -211,7 +210,7 @@ def _divert_stale(repo: Repo, good: list, blobs: dict[str, bytes | None], left: 
 def clear_killed_commit(repo: Repo) -> None:
     """A sync killed inside its `git commit` leaves index.lock behind: delete it once that
     process is gone and nothing holds the lock (see procs.clear_stale_lock)."""
-    marker = os.path.join(repo.state_dir(), COMMITTING)
+    marker = os.path.join(repo.state_dir(), contract.SYNC_COMMITTING)
     try:
         with open(marker, encoding="ascii") as f:
             pid = int(f.read().strip() or 0)

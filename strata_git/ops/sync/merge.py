@@ -36,15 +36,13 @@ from typing import NamedTuple
 
 from strata_git.core import names
 from strata_git.gitio.git import Repo, run
+from strata_git.core import contract
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ZERO = "0" * 40
 RANK = {"active": 0, "cooled": 1, "archive": 2}
-CONFLICT_KEY = "strata-conflict"
-CONFLICT_MARK = ".conflict-"
+CONFLICT_KEY = contract.CONFLICT_KEY
 UNION = (".gitignore", ".gitattributes")  # line lists: both sides' lines are kept
-CONFIG = ".strata/config.toml"
-DERIVED = ".strata/summaries/"
 
 
 class Version(NamedTuple):
@@ -131,7 +129,7 @@ class Merger:
             return Decision(key, t, None, "changed there")
         if t == b:
             return Decision(key, o, None, "changed here")
-        if not memory and o is not None and t is not None and o.path.startswith(DERIVED):
+        if not memory and o is not None and t is not None and o.path.startswith(contract.SUMMARIES + "/"):
             # Summaries are made again whenever a memory cools: two machines' different ones are not
             # an edit to keep, so both pick the same one (the smaller blob id), and no copy is left.
             return Decision(key, min(o, t, key=lambda v: v.blob), None, "summary made on both sides: one kept")
@@ -204,7 +202,7 @@ def _still_valid(where: str, merged: bytes, sides: list[bytes | None]) -> bool:
     from strata_git.errors import StrataError
 
     try:
-        if where == CONFIG:
+        if where == contract.CONFIG_PATH:
             import tomllib
 
             from strata_git.core import config
@@ -277,7 +275,7 @@ class Merged(NamedTuple):
         return [d for d in self.decisions if d.beside is not None]
 
 
-def _copy_path(version: Version, tag: str, like: str | None = None) -> str:
+def copy_path(version: Version, tag: str, like: str | None = None) -> str:
     """Where `version` is kept beside; its folders spelled as in `like` (the version in place)
     where they differ only by case, so the copy adds no second spelling of a folder."""
     name = memory_name(version.path)
@@ -288,8 +286,8 @@ def _copy_path(version: Version, tag: str, like: str | None = None) -> str:
                 names.collision_key(other.rpartition("/")[0]) == names.collision_key(folder):
             folder = other.rpartition("/")[0]
         stem = f"{folder}/{leaf}" if folder else leaf
-        return f"active/{stem[: -len(names.SUFFIX)]}{CONFLICT_MARK}{tag}{names.SUFFIX}"
-    return f"{version.path}{CONFLICT_MARK}{tag}"
+        return contract.conflict_copy(f"active/{stem}", tag)
+    return contract.conflict_copy(version.path, tag)
 
 
 def _folders(path: str) -> list[str]:
@@ -320,7 +318,7 @@ def place_copies(repo: Repo, merger: Merger, decisions: list[Decision], commits:
         else:
             moved.append(d)
     taken = {d.result.path for d in moved if d.result is not None}
-    existing = _in_trees(repo, commits, [_copy_path(d.beside, d.beside.blob[:8], d.result.path if d.result else None)
+    existing = _in_trees(repo, commits, [copy_path(d.beside, d.beside.blob[:8], d.result.path if d.result else None)
                                          for d in moved if d.beside])
     fetch(sorted({d.beside.blob for d in moved if d.beside and memory_name(d.beside.path)}))
     final = []
@@ -329,10 +327,10 @@ def place_copies(repo: Repo, merger: Merger, decisions: list[Decision], commits:
             final.append(d)
             continue
         like = d.result.path if d.result is not None else None
-        width, path = 8, _copy_path(d.beside, d.beside.blob[:8], like)
+        width, path = 8, copy_path(d.beside, d.beside.blob[:8], like)
         while path in taken or path in existing or any(f in taken for f in _folders(path)):
             width += 1  # 41 and on: the whole id, then -1, -2, ...
-            path = _copy_path(d.beside, d.beside.blob[:width] + (f"-{width - 40}" if width > 40 else ""), like)
+            path = copy_path(d.beside, d.beside.blob[:width] + (f"-{width - 40}" if width > 40 else ""), like)
             existing |= _in_trees(repo, commits, [path])
         taken.add(path)
         how = d.how if "beside" in d.how else f"{d.how}: this machine's version kept beside"

@@ -11,6 +11,7 @@ from strata_git.gitio import git
 from strata_git.errors import NotFound
 from strata_git.gitio.git import Repo, run
 from strata_git.ops.sync.remotes import Where, where
+from strata_git.core import contract
 
 
 def push_mirrors(repo: Repo, w: Where, branch: str) -> dict[str, str]:
@@ -21,7 +22,7 @@ def push_mirrors(repo: Repo, w: Where, branch: str) -> dict[str, str]:
                              "a mirror needs every object (git-remote-s3 uploads a whole bundle); mirror from a "
                              "full clone")
     specs = [f"refs/heads/{branch}:refs/heads/{branch}"]
-    mine = access.REF_PREFIX + access.machine_id(repo)
+    mine = contract.ACCESS_REFS + access.machine_id(repo)
     if w.mirrors and repo.git("rev-parse", "-q", "--verify", mine, check=False).strip():
         specs.append(f"{mine}:{mine}")
     done = {}

@@ -36,12 +36,10 @@ from strata_git.core.config import Config
 from strata_git.errors import GitFailed, Refused
 from strata_git.gitio.git import Repo, run
 from strata_git.gitio.git import start as run_in_background
+from strata_git.core import contract
 
 ATTEMPTS = 5
 TRACKING = "refs/remotes/{remote}/"
-REMOTE_ACCESS = access.REMOTE_REFS + "{remote}/access/"
-REMOTE_ARCHIVE = access.REMOTE_REFS + "{remote}/archive/"
-REMOTE_SHADOW = access.REMOTE_REFS + "{remote}/shadow/"
 RETRY = ("(fetch first)", "(non-fast-forward)", "(stale info)", "(already exists)")
 
 
@@ -110,9 +108,9 @@ def _ahead_behind(repo: Repo, ours: str | None, theirs: str | None) -> tuple[int
 def _fetch_args(w: Where) -> list[str]:
     return ["-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no",
             w.remote, f"+refs/heads/*:{TRACKING.format(remote=w.remote)}*",
-            f"+{access.REF_PREFIX}*:{REMOTE_ACCESS.format(remote=w.remote)}*",
-            f"+{archive.VERIFIED_REFS}*:{REMOTE_ARCHIVE.format(remote=w.remote)}*",
-            f"+{records.REF_PREFIX}*:{REMOTE_SHADOW.format(remote=w.remote)}*"]
+            f"+{contract.ACCESS_REFS}*:{contract.remote_refs(w.remote, 'access')}*",
+            f"+{contract.VERIFIED_REFS}*:{contract.remote_refs(w.remote, 'archive')}*",
+            f"+{contract.SHADOW_REFS}*:{contract.remote_refs(w.remote, 'shadow')}*"]
 
 
 def fetch(repo: Repo, w: Where, started: subprocess.Popen[bytes] | None = None) -> None:
@@ -133,9 +131,9 @@ def fetch_access_blobs(repo: Repo, remote: str, partial: bool = True) -> None:
     """A partial clone fetches other machines' access refs without their records: bring those."""
     if not partial:
         return
-    refs = repo.git("for-each-ref", "--format=%(refname)", REMOTE_ACCESS.format(remote=remote)).decode().split()
+    refs = repo.git("for-each-ref", "--format=%(refname)", contract.remote_refs(remote, "access")).decode().split()
     if refs:
-        out = repo.git("rev-parse", *(f"{ref}:{access.BLOB}" for ref in refs), check=False).decode().split()
+        out = repo.git("rev-parse", *(f"{ref}:{contract.ACCESS_BLOB}" for ref in refs), check=False).decode().split()
         _fetch_absent(repo, remote, partial, [o for o in out if len(o) == 40])
 
 
@@ -144,7 +142,7 @@ def fetch_record_blobs(repo: Repo, remote: str, before: dict[str, str], partial:
     (only what changed since `before`, {ref: commit} as it was before the fetch)."""
     if not partial:
         return
-    prefix = REMOTE_SHADOW.format(remote=remote)
+    prefix = contract.remote_refs(remote, "shadow")
     wanted: set[str] = set()
     for ref, oid in records.refs(repo).items():
         if ref.startswith(prefix) and before.get(ref) != oid:
@@ -164,14 +162,13 @@ def _refs(repo: Repo, names: list[str]) -> dict[str, str]:
 def _message(remote: str, branch: str, theirs: str, merged: merge.Merged) -> str:
     kept = len(merged.conflicts)
     subject = f"strata: sync with {remote}/{branch}" + (f" ({kept} kept beside)" if kept else "")
-    trailers = [f"Strata-Sync: {remote}/{branch} {theirs}"]
+    trailers = [(contract.SYNC, f"{remote}/{branch} {theirs}")]
     for d in merged.decisions:
-        shown = d.name
         if d.beside:
-            trailers.append(f"Strata-Conflict: {shown} -> {d.beside.path}")
+            trailers.append((contract.CONFLICT, f"{d.name} -> {d.beside.path}"))
         else:
-            trailers.append(f"Strata-Merge: {shown}: {d.how}")
-    return f"{subject}\n\n" + "\n".join(trailers) + "\n"
+            trailers.append((contract.MERGE, f"{d.name}: {d.how}"))
+    return contract.message(subject, trailers)
 
 
 def _decision(d: merge.Decision) -> dict:
@@ -298,9 +295,9 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
     branch = _branch(repo)
     machine = access.machine_id(repo)
     tracking = TRACKING.format(remote=w.remote) + branch
-    mine, mine_there = access.REF_PREFIX + machine, REMOTE_ACCESS.format(remote=w.remote) + machine
+    mine, mine_there = contract.ACCESS_REFS + machine, contract.remote_refs(w.remote, "access") + machine
     before = _refs(repo, [tracking]).get(tracking)
-    shadow_mine, shadow_there = records.own_ref(repo), REMOTE_SHADOW.format(remote=w.remote) + machine
+    shadow_mine, shadow_there = records.own_ref(repo), contract.remote_refs(w.remote, "shadow") + machine
     shadow_before = records.refs(repo)
     _note(progress, f"fetching from {w.remote}")
     # The fetch waits on the network: local edits are committed meanwhile (it only writes
