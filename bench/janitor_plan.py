@@ -250,7 +250,7 @@ class History:
     def janitor_commit(self, when: int) -> bytes | None:
         """A janitor cycle at `when`: one rename commit, its message made by git-strata itself."""
         from strata_git.core import rules
-        from strata_git.gitio import txn
+        from strata_git.ops import txn
 
         states = []
         while self.due and self.due[0][0] <= when:
@@ -400,7 +400,8 @@ class Steps:
     def active(self):
         from strata_git.store import access, history, index_md
         from strata_git.ops import janitor
-        from strata_git.gitio import git, txn
+        from strata_git.gitio import git
+        from strata_git.ops import txn
         from strata_git.core import rules
 
         targets = [(history, "last_changed"), (history, "_scan"), (history, "head"), (janitor, "states"),

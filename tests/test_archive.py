@@ -439,7 +439,7 @@ def test_recall_by_query_and_cooled_recall(setup, mem: Path):
 
 
 def test_an_interrupted_recall_is_finished_by_the_next_command(setup, mem: Path, monkeypatch):
-    from strata_git.gitio import txn
+    from strata_git.ops import txn
 
     vault, _ = setup
 
@@ -547,7 +547,7 @@ def test_the_verification_record_pins_the_verified_commit_on_the_remote(setup, m
 
 
 def test_a_janitor_killed_in_a_pruned_clone_is_recovered(setup, mem: Path, monkeypatch):
-    from strata_git.gitio import txn
+    from strata_git.ops import txn
 
     vault, _ = setup
     assert strata(mem, "archive").returncode == 0

@@ -459,7 +459,7 @@ def test_serve_sync_runs_a_sync_after_each_cycle(three):
 
 
 def test_a_sync_killed_after_moving_head_is_finished_by_the_next_command(three, monkeypatch):
-    from strata_git.gitio import txn
+    from strata_git.ops import txn
 
     a, b, _ = three
     b.write("notes/from-b", b"# From b\n")
@@ -649,7 +649,7 @@ def test_a_sync_killed_inside_its_commit_does_not_block_the_next(three):
 
 
 def test_a_command_after_a_killed_sync_finishes_it_first(three, monkeypatch):
-    from strata_git.gitio import txn
+    from strata_git.ops import txn
 
     a, b, _ = three
     b.write("notes/from-b", b"# From b\n")

@@ -133,6 +133,6 @@ def init(path: str = ".") -> InitResult:
     if uncommitted:
         # -f: every clone needs these files, even where the user's ignore rules (say `.*`) match them.
         repo.git("add", "-f", "--", *uncommitted)
-        commit = repo.commit(uncommitted, "strata: init memory repository", {contract.ACTION: "init"})
+        commit = repo.commit(uncommitted, "strata: init memory repository", contract.trailers({contract.ACTION: "init"}))
     index_md.refresh(repo, config.load(repo.root, repo.state_dir()).max_memory_bytes)
     return InitResult(repo.root, uncommitted, installed, commit, notes)

@@ -26,7 +26,7 @@ from pydantic import ConfigDict, Field
 
 from strata_git.core import context, hygiene, names
 from strata_git.store import provenance
-from strata_git.errors import NotFound, StrataError
+from strata_git.errors import StrataError
 from strata_git.store.search import MAX_LIMIT
 from strata_git.core import contract
 
@@ -88,29 +88,17 @@ class Server:
     # -- tools ----------------------------------------------------------------------------------
 
     def read(self, name: Name, summary: bool = False) -> str:
-        from strata_git.store import access
-        from strata_git.gitio import safefs
-
         vault = self.vault()
-        tier, norm = vault.find(name)
-        if tier is None:
-            raise vault._not_found(norm)
-        shown = names.display(norm)
         if summary:  # a summary stays on disk when the archived text is pruned
-            _, text = vault.summary(norm)
-            return self._served([({"name": shown, "tier": tier, "part": "summary",
+            tier, text = vault.summary(name)
+            norm = names.normalize(name)
+            return self._served([({"name": names.display(norm), "tier": tier, "part": "summary",
                                    **provenance.summary_provenance(vault.repo, norm)}, text)])
-        if tier == "archive":
-            raise StrataError(f"{shown} is archived (stored away, maybe not on this machine)",
-                              f"call recall with name {shown!r} to bring it back to active, then read it; "
-                              "or read its summary with summary=true")
-        try:  # never through Vault.read, which recalls an archived memory: this tool only reads
-            raw = safefs.read(vault.repo.root, names.tier_path(tier, norm), vault.cfg.max_memory_bytes)
-        except NotFound:
-            raise StrataError(f"{shown} moved while it was being read", "read it again") from None
-        header = {"name": shown, "tier": tier, **self._provenance_of(norm, raw)}
-        access.record(vault.repo, shown, tier, "mcp")
-        return self._served([(header, raw.decode("utf-8", "replace"))])
+        # The same read as the CLI's, except that an archived memory is refused, not recalled:
+        # this tool only reads.
+        found = vault.read(name, via="mcp", archived="refuse")
+        header = {"name": names.display(found.name), "tier": found.tier, **self._provenance_of(found.name, found.raw)}
+        return self._served([(header, found.raw.decode("utf-8", "replace"))])
 
     def _provenance_of(self, norm: str, raw: bytes) -> dict[str, Any]:
         """hygiene.provenance, remembered while HEAD stays where it is (asking history costs a git

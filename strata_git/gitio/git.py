@@ -232,13 +232,12 @@ class Repo(NamedTuple):
                 found.append(Changed(status, path, old_mode, new_mode, old_oid, new_oid))
         return found
 
-    def commit(self, paths: list[str], subject: str, trailers: dict[str, str]) -> str:
+    def commit(self, paths: list[str], subject: str, body: str) -> str:
         """Commit exactly `paths` as staged (nothing else the user staged) with no hooks at all.
 
         git-strata checks in-process what the hooks would; no hook may block, hang or
         re-enter it (`--no-verify` alone still runs prepare-commit-msg and post-commit).
         """
-        body = "\n".join(f"{key}: {value}" for key, value in trailers.items())
         self.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", subject, "-m", body, "--", *paths)
         return self.head() or ""
 

@@ -32,6 +32,7 @@ from strata_git.core.config import Config
 from strata_git.errors import GitFailed, NotFound, Refused
 from strata_git.gitio import git, partial, procs
 from strata_git.gitio.git import Repo, run
+from strata_git.ops import txn
 from strata_git.core import contract
 
 SERVER_SETTINGS = "uploadpack.allowFilter=true and uploadpack.allowAnySHA1InWant=true"
@@ -321,8 +322,6 @@ def prune(repo: Repo, drop: set[str]) -> None:
 
 def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
     """Push, verify, record, prune; the caller holds the repository lock."""
-    from strata_git.gitio import txn
-
     txn.refuse_unless_settled(repo)
     remote, url = remote_for(repo, cfg)
     head = repo.head()
@@ -373,6 +372,17 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
         prune(repo, set(drop))
     return Report(remote, git.shown_url(url), head, len(drop), len(drop), sum(drop.values()), missing, before,
                   _git_bytes(repo), record, False)
+
+
+def command(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
+    """`git strata archive`: archive() under the repository lock; index.md and the shadow index follow."""
+    with txn.locked(repo):
+        if not dry_run:
+            txn.recover(repo)
+        report = archive(repo, cfg, dry_run=dry_run)
+    if not dry_run:
+        txn.follow_head(repo, cfg)
+    return report
 
 
 def fetch_blobs(repo: Repo, cfg: Config, blobs: list[str]) -> None:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from strata_git.store import access, history, records, summary
 from strata_git.core import rules, memory, names
-from strata_git.gitio import txn
+from strata_git.ops import archive, txn
 from strata_git.core.config import Config
 from strata_git.errors import Refused, StrataError
 from strata_git.gitio.git import Repo, identity_env
@@ -119,6 +119,25 @@ def run(repo: Repo, cfg: Config, *, dry_run: bool, now: int | None = None) -> Re
     made, added = _summaries(repo, cfg, plan)
     commit = apply(repo, plan, cfg, date=now, added=added, notes=[m.trailer(cfg.cool_summary) for m in made])
     return Result(plan, commit, recovered, flushed, summaries=tuple(made))
+
+
+def cycle(repo: Repo, cfg: Config, dry_run: bool = False, now: int | None = None) -> Result:
+    """`git strata janitor`: one cycle under the repository lock (refused at once if another runs),
+    then, with archive.prune on, the archive's push, verification and prune (a failure is reported
+    and the next cycle retries); index.md and the shadow index follow."""
+    with txn.locked(repo, wait=0) as recovered:
+        result = run(repo, cfg, dry_run=dry_run, now=now)
+        if recovered and result.recovered == "clean":
+            result = result._replace(recovered=recovered)
+        if cfg.archive_prune and not dry_run:
+            try:
+                result = result._replace(archive=archive.archive(repo, cfg).as_dict())
+            except StrataError as e:
+                result = result._replace(archive={"error": e.message, "hint": e.hint})
+    if result.commit or result.archive:  # only the moved paths changed: no need to rescan every file
+        moved = [p for move in result.plan.moves for p in move.paths] if result.commit else []
+        txn.follow_head(repo, cfg, since=result.plan.head, paths=moved)
+    return result
 
 
 def _summaries(repo: Repo, cfg: Config, plan: rules.Plan) -> tuple[list[summary.Made], dict[str, bytes | None]]:

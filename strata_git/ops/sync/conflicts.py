@@ -16,7 +16,12 @@ import os
 from strata_git.ops.sync import merge
 from strata_git.core import names
 from strata_git.gitio import safefs
+from strata_git.core.config import Config
 from strata_git.errors import NotFound, Refused
+from strata_git.gitio.git import Repo
+from strata_git.ops import txn
+from strata_git.ops.txn import Change
+from strata_git.store import index_md
 from strata_git.core import contract
 
 KEEP = ("current", "copy", "both")
@@ -87,3 +92,28 @@ def resolution(root: str, name: str, copy: str, keep: str) -> tuple[dict[str, by
         raise Refused(f"{shown} is not in active/ here, so its copy cannot replace it",
                       f"run `git strata recall {shown}` first, or resolve with --keep both")
     return {place: merge.without_provenance(raw), beside: None}, f"strata: resolve {shown}: took the copy"
+
+
+def resolve(repo: Repo, cfg: Config, name: str, keep: str, via: str = "api", agent: str | None = None) -> Change:
+    """Close a conflict a sync left, in one commit: keep the version in place, take the copy, or keep both."""
+    with txn.locked(repo):
+        active = [e.name for e in index_md.refresh(repo, cfg.max_memory_bytes).entries if e.tier == "active"]
+        norm, copy = pick(repo.root, active, names.display(names.normalize(name)))
+        writes, subject = resolution(repo.root, norm, copy, keep)
+        for path in writes:
+            txn.require_clean(repo, path, "resolve")
+        repo.require_identity()
+
+        def stage() -> None:
+            for path, data in writes.items():
+                if data is None:
+                    repo.git("rm", "-q", "--", path)
+                else:
+                    safefs.write(repo.root, path, data)
+                    repo.git("add", "--", path)
+
+        commit = txn.commit(repo, list(writes), stage, subject,
+                            {contract.ACTION: f"resolve ({keep})", contract.NAME: names.display(norm),
+                             contract.VIA: via}, agent=agent)
+        index_md.refresh(repo, cfg.max_memory_bytes)
+        return Change("resolve", norm, f"active/{norm}", commit, subject.split(": ", 2)[-1])

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 
 from strata_git.ops.sync import merge
-from strata_git.gitio import procs, txn
+from strata_git.gitio import procs
+from strata_git.ops import txn
 from strata_git.core import names
 from strata_git.core.config import Config
 from strata_git.gitio.git import Repo, run
@@ -124,7 +125,7 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str,
                 repo.git("add", "--", *new)
             paths = [c.path for c in good]
             repo.commit(paths, f"strata: sync commits {len(paths)} local edit{'s' if len(paths) != 1 else ''}",
-                        {contract.SYNC: "uncommitted edits in active/, committed before syncing"})
+                        contract.trailers({contract.SYNC: "uncommitted edits in active/, committed before syncing"}))
         finally:
             os.unlink(marker)
     return [c.path for c in good], left

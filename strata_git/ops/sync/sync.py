@@ -30,7 +30,8 @@ from strata_git.store import access, records
 from strata_git.ops import archive
 from strata_git.ops.sync import localedits, merge, mirror
 from strata_git.ops.sync.remotes import Where, where
-from strata_git.gitio import git, txn
+from strata_git.gitio import git
+from strata_git.ops import txn
 from strata_git.gitio.partial import absent, is_pruned
 from strata_git.core.config import Config
 from strata_git.errors import GitFailed, Refused

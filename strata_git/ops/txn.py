@@ -1,31 +1,44 @@
-"""Applying a janitor plan as one commit, safely under SIGKILL at any instant.
+"""The transaction: how every operation that commits changes the repository, safe under SIGKILL
+at any instant.
 
-The protocol (measured on git 2.39 to recover from 250 of 250 random kills):
+- `locked()`: the repository lock (flock: released by the kernel when its holder dies), which
+  first finishes or undoes a move a killed process left (`recover()`).
+- `commit()`: one commit of exactly the given paths, with the files put back if it fails.
+- `move()`: a commit of renames made from trees, never from the working tree (the janitor,
+  recall), and `advance()`: HEAD moved to a commit made elsewhere (a sync). Both follow this
+  journaled protocol (measured on git 2.39 to recover from 250 of 250 random kills):
 
-1. write a journal {old} (temporary file + rename);
-2. build the new tree in a temporary index (the user's index is not touched): read-tree
-   old, then renames by object id with update-index --index-info (no blob is read);
-3. commit-tree with the janitor identity, and journal {old, new};
-4. `update-ref HEAD new old`: an atomic compare-and-swap, the commit point;
-5. bring the real index and the working tree from old to new with `read-tree -m -u`
-   (after `update-index --refresh`), then delete the journal.
+  1. write a journal {old} (temporary file + rename);
+  2. build the new tree in a temporary index (the user's index is not touched): read-tree
+     old, then renames by object id with update-index --index-info (no blob is read);
+  3. commit-tree, and journal {old, new};
+  4. `update-ref HEAD new old`: an atomic compare-and-swap, the commit point;
+  5. bring the real index and the working tree from old to new with `read-tree -m -u`
+     (after `update-index --refresh`), then delete the journal.
 
-`recover()` runs before every cycle: no journal, nothing to do; HEAD still at old, the
-cycle never happened (roll back); HEAD at new, finish step 5 for the moved paths only
-(roll forward). A working file is removed only if its bytes are the committed ones.
+  `recover()`: no journal, nothing to do; HEAD still at old, the move never happened (roll
+  back); HEAD at new, finish step 5 for the moved paths only (roll forward). A working file is
+  removed only if its bytes are the committed ones. Stale git locks a killed move left are
+  told from live ones by gitio/procs.py.
+- `follow_head()`: the one refresh of index.md and the shadow index after HEAD moved.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
 
+from strata_git.core import contract, names
+from strata_git.core.config import Config
 from strata_git.errors import Refused
-from strata_git.gitio import partial, procs
+from strata_git.gitio import partial, procs, safefs
 from strata_git.gitio.git import Repo, run
-from strata_git.core import contract
+from strata_git.store import index_md, shadow
 
 JOURNAL, INDEX = contract.JOURNAL, contract.TXN_INDEX
 # The temporary index is private to the janitor, which holds the repository lock: a lock file
@@ -243,3 +256,111 @@ def recover(repo: Repo) -> str:
         return "rolled forward"
     _drop(repo, JOURNAL, INDEX, INDEX_LOCK)  # history went elsewhere (a reset): it says what happened
     return "superseded"
+
+
+# -- the repository lock, and commits of exact paths ----------------------------------------------
+
+class Change(NamedTuple):
+    """What an operation that commits did (to one memory)."""
+
+    action: str
+    name: str
+    path: str
+    commit: str | None  # None when nothing needed to change
+    detail: str = ""
+
+    def as_dict(self) -> dict:
+        return {"action": self.action, "name": names.display(self.name), "path": self.path,
+                "commit": self.commit, "changed": self.commit is not None, "detail": self.detail}
+
+
+LOCK_WAIT = 30.0
+
+
+@contextmanager
+def locked(repo: Repo, wait: float = LOCK_WAIT) -> Iterator[str]:
+    """Hold the repository lock for the block; yields what recovering a killed move did ("" when
+    there was nothing to recover). The kernel releases the lock when its holder dies, so it is
+    never stale."""
+    fd = os.open(_state_path(repo, contract.LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise Refused("another git-strata process (a janitor or a write) is changing this "
+                                  "repository", "wait for it to finish, then try again") from None
+                time.sleep(0.05)
+        # A janitor, recall or sync killed mid-move: finish it first.
+        yield recover(repo) if os.path.exists(_state_path(repo, JOURNAL)) else ""
+    finally:
+        os.close(fd)
+
+
+def commit(repo: Repo, paths: list[str], stage: Callable[[], None], subject: str, trailers: dict[str, str],
+           restore: bool = True, agent: str | None = None) -> str:
+    """Stage with `stage()`, then commit exactly `paths` (nothing else a user staged rides along);
+    `agent` adds the Strata-Agent trailer.
+
+    If no commit was made (git failed, or the process was interrupted before HEAD moved), the
+    working files are put back byte for byte as they were (callers check beforehand that they
+    were clean) when `restore` is set, and unstaged. Once HEAD has moved nothing is touched: the
+    commit is the truth.
+    """
+    if _index_locked(repo):
+        raise Refused("another git process is using the index (.git/index.lock exists)",
+                      "wait for it to finish and try again; if none is running, delete .git/index.lock")
+    before = repo.head()
+    saved = {p: safefs.read(repo.root, p, 1 << 62) if safefs.kind(repo.root, p) == "file" else None
+             for p in paths} if restore else {}
+    if agent:
+        trailers = {**trailers, contract.AGENT: agent}
+    try:
+        stage()
+        return repo.commit(paths, subject, contract.trailers(trailers))
+    except BaseException:
+        if repo.head() == before:
+            for path, data in saved.items():  # the files first: they matter most, and need no git
+                if data is not None:
+                    safefs.write(repo.root, path, data)
+                elif safefs.kind(repo.root, path) == "file":
+                    safefs.remove(repo.root, path)  # one this operation created
+            repo.git("reset", "-q", "--", *paths, check=False)
+        raise
+
+
+def require_clean(repo: Repo, path: str, doing: str) -> None:
+    """Refuse unless `path` is committed and unchanged (or absent and not ignored)."""
+    flags = repo.git("ls-files", "-v", "--", path)[:1]
+    if flags.islower() or flags == b"S":  # git would hide changes to it from status
+        raise Refused(f"refusing to {doing} {path}: git is told to ignore changes to it "
+                      "(assume-unchanged or skip-worktree)",
+                      f"clear it with `git update-index --no-assume-unchanged --no-skip-worktree {path}`")
+    found = repo.status(path, ignored="traditional")
+    code = found[0][0] if found else ""
+    if code == "??":
+        raise Refused(f"refusing to {doing} {path}: it exists but was never committed",
+                      f"commit it with `git add {path} && git commit`, or move it aside")
+    if code == "!!" or (not found and not repo.in_head(path) and repo.ignored(path)):
+        raise Refused(f"refusing to {doing} {path}: git ignores it (a .gitignore rule matches)",
+                      f"see `git check-ignore -v {path}`; remove the rule or choose another name")
+    if found:
+        raise Refused(f"refusing to {doing} {path}: it has uncommitted changes",
+                      f"commit them (`git commit -- {path}`) or discard them (`git checkout -- {path}`)")
+
+
+# -- after HEAD moved -----------------------------------------------------------------------------
+
+def follow_head(repo: Repo, cfg: Config, since: str | None = None, paths: list[str] | None = None) -> None:
+    """Bring index.md, the catalog and the shadow index to HEAD after it moved: every operation that
+    moves HEAD calls this once. `paths` changed since the commit `since` (only they are looked at
+    again); without them the working tree is scanned. (The full-text index follows on its next
+    query.)"""
+    moved = None
+    if since and paths is not None:
+        moved = (paths, repo.git("rev-parse", f"{since}^{{tree}}").decode().strip())
+    index_md.refresh(repo, cfg.max_memory_bytes, moved=moved)
+    shadow.refresh(repo)

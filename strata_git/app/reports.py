@@ -1,0 +1,105 @@
+"""What the read-only commands report: `status` and the boot `context` (`stats` is stats.py).
+
+Both bring index.md and the catalog up to date first, so what they say is the working tree
+as it is now.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import NamedTuple
+
+from strata_git.app import serve
+from strata_git.core import context as boot
+from strata_git.core import contract, names
+from strata_git.core.config import Config
+from strata_git.gitio import partial, safefs
+from strata_git.gitio.git import Repo
+from strata_git.ops import hookshims
+from strata_git.ops.sync import conflicts
+from strata_git.store import catalog, history, index_md, shadow
+
+
+class Status(NamedTuple):
+    root: str
+    branch: str
+    head: str | None
+    tiers: dict[str, dict[str, int]]
+    hooks: dict[str, str]
+    config: dict
+    uncommitted: list[str]
+    problems: list[str]
+    daemon: int | None  # pid of `git strata serve` for this repository
+    archive: dict  # pruned?, archived blobs held here, last verification, shadow index commit
+    conflicts: list[dict]  # open conflict copies a sync left (see conflicts.py)
+    sync: dict  # the sync remote, and commits ahead of / behind it as of the last fetch
+    derived: dict[str, int]  # bytes of each derived-state file under .git/strata (all rebuildable)
+
+    def as_dict(self) -> dict:
+        return self._asdict()
+
+
+def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None = None) -> boot.Context:
+    """The boot context (see core/context.py): rejections, decisions, recent memories, the router."""
+    budget = boot.check_budget(boot.DEFAULT_BUDGET if budget is None else budget)
+    times = history.last_changed(repo, history.head(repo))
+    entries = index_md.refresh(repo, cfg.max_memory_bytes, times=times).entries  # one history pass for both
+
+    def read(entry) -> str:
+        return safefs.read(repo.root, entry.path, cfg.max_memory_bytes).decode("utf-8", "replace")
+
+    return boot.build(entries, times, read, repo.head(), budget, type)
+
+
+def status(repo: Repo, cfg: Config) -> Status:
+    scan = index_md.refresh(repo, cfg.max_memory_bytes)
+    tiers = {t: {"memories": 0, "bytes": 0} for t in names.TIERS}
+    for entry in scan.entries:
+        tiers[entry.tier]["memories"] += 1
+        tiers[entry.tier]["bytes"] += entry.size
+    uncommitted = [path for _, path in repo.status(*names.TIERS)]
+    problems = [f"{e.path}: {e.problem}" for e in scan.entries if e.problem]
+    problems += [f"{p}: not a memory (only .md files belong in tier folders)" for p in scan.strays]
+    archive_state = _archive_state(repo)
+    problems += shadow.warnings(repo)
+    branch = repo.git("symbolic-ref", "-q", "--short", "HEAD", check=False).decode().strip()
+    active = [e.name for e in scan.entries if e.tier == "active"]
+    return Status(repo.root, branch or "(detached)", repo.head(), tiers, hookshims.state(repo), cfg.as_dict(),
+                  uncommitted, problems, serve.running(repo), archive_state,
+                  conflicts.open_conflicts(repo.root, active, _tracked_copies(repo)),
+                  _sync_state(repo, cfg, branch), catalog.derived_sizes(repo))
+
+
+def _tracked_copies(repo: Repo) -> list[str]:
+    """Tracked files outside the tiers that look like conflict copies (`PATH.conflict-<hex>`)."""
+    out = repo.git("ls-files", "-z").decode("utf-8", "surrogateescape").split("\0")
+    return [p for p in out if contract.looks_like_copy(p) and not names.split_path(p)]
+
+
+def _sync_state(repo: Repo, cfg: Config, branch: str) -> dict:
+    remote = cfg.sync_remote
+    tracking = f"refs/remotes/{remote}/{branch}"
+    found = repo.git("rev-list", "--left-right", "--count", f"HEAD...{tracking}", check=False).split()
+    if not branch or len(found) != 2:
+        return {"remote": remote, "ahead": None, "behind": None}
+    return {"remote": remote, "ahead": int(found[0]), "behind": int(found[1])}
+
+
+def _archive_state(repo: Repo) -> dict:
+    rows = shadow.all_rows(repo)
+    blobs = sorted({row.blob for row in rows})
+    verified = repo.git("for-each-ref", "--format=%(refname:lstrip=3) %(objectname)",
+                        contract.VERIFIED_REFS).decode().split("\n")
+    last = None
+    for line in filter(None, verified):
+        remote, commit = line.split(" ", 1)
+        stamp = int(repo.git("log", "-1", "--format=%ct", commit).decode().strip())
+        if last is None or stamp > last[1]:
+            last = (remote, stamp)
+    when = (f"{last[0]} at {datetime.datetime.fromtimestamp(last[1], datetime.UTC):%Y-%m-%d %H:%M} UTC"
+            if last else None)
+    return {"pruned": partial.is_pruned(repo), "memories": len(blobs),
+            "held_blobs": len(blobs) - len(partial.absent(repo, blobs)), "last_verified": when,
+            "shadow_commit": shadow.reflects(repo),
+            "indexed_from": {source: sum(1 for r in rows if r.source == source)
+                             for source in ("record", "trailer", "name")}}

@@ -1,0 +1,94 @@
+"""Which memory a name means: the tier that holds it, and the refusals that keep one name from
+meaning two memories (names differing only by case or accents, a memory where a folder goes).
+
+Every operation that takes a name asks here, so the CLI, the MCP server and the API agree.
+"""
+
+from __future__ import annotations
+
+from strata_git.core import names
+from strata_git.errors import BadName, NotFound
+from strata_git.gitio import safefs
+from strata_git.gitio.git import Repo
+
+# ({collision key: [(tier, name)]}, {collision key: folder}): every memory tracked or on disk
+Known = tuple[dict[str, list[tuple[str, str]]], dict[str, str]]
+
+
+def known(repo: Repo) -> Known:
+    """Every memory tracked or on disk, by collision key, and every folder holding one; ignored
+    files included (a name must not collide with a file git ignores either)."""
+    out = repo.git("ls-files", "-z", "-c", "-o", "--", *names.TIERS)
+    held: dict[str, list[tuple[str, str]]] = {}
+    folders: dict[str, str] = {}
+    for path in sorted(set(out.decode("utf-8", "surrogateescape").split("\0"))):
+        where = names.split_path(path)
+        if where and where[1].endswith(names.SUFFIX):
+            held.setdefault(names.collision_key(where[1]), []).append(where)
+            for folder in names.folders(where[1]):
+                folders.setdefault(names.collision_key(folder), folder)
+    return held, folders
+
+
+def locate(repo: Repo, name: str, known_names: Known | None = None) -> tuple[str | None, str]:
+    """(tier holding the memory or None, normalized name); refuses near-collisions.
+    `known_names` is a known() result to reuse when locating many names at once."""
+    norm = names.normalize(name)
+    held, folders = known_names or known(repo)
+    holders = held.get(names.collision_key(norm), [])
+    exact = [tier for tier, other in holders if other == norm]
+    if exact:
+        return exact[0], norm
+    if holders:
+        tier, other = holders[0]
+        raise BadName(f"bad memory name {name!r}: it differs only by case or accents from "
+                      f"the existing {tier}/{other}", f"use the existing name {names.display(other)!r}")
+    for folder in names.folders(norm):
+        key = names.collision_key(folder)
+        if key in held:
+            raise BadName(f"bad memory name {name!r}: {folder!r} is a memory, not a folder",
+                          "choose another folder name")
+        if folders.get(key, folder) != folder:
+            raise BadName(f"bad memory name {name!r}: the folder {folder!r} differs only by case or accents "
+                          f"from the existing {folders[key]!r}", f"use the folder {folders[key]!r}")
+    return None, norm
+
+
+def find(repo: Repo, name: str) -> tuple[str | None, str]:
+    """`locate`, with a fast path for what nearly every read is: the exact file exists."""
+    norm = names.normalize(name)
+    tier = next((t for t in names.TIERS if safefs.kind(repo.root, names.tier_path(t, norm)) == "file"), None)
+    return (tier, norm) if tier else locate(repo, name)
+
+
+def not_found(repo: Repo, norm: str) -> NotFound:
+    """The error for a name no memory has, suggesting the closest one."""
+    import difflib  # only on this path: it costs start-up time every command would pay
+
+    candidates = [n for held in known(repo)[0].values() for _, n in held]
+    close = difflib.get_close_matches(norm, candidates, n=1)
+    hint = (f"did you mean {names.display(close[0])!r}?" if close else
+            "see `git strata list`, or `git strata search WORDS` to find it by what it says")
+    return NotFound(f"no memory named {names.display(norm)!r}", hint)
+
+
+def exact_tiers(repo: Repo, items: list[str]) -> dict[str, str]:
+    """{item: tier} for the items that are exactly a memory's name (one git call for all);
+    the rest go through locate(), which also refuses near-collisions."""
+    paths = {}
+    for item in items:
+        try:
+            norm = names.normalize(item)
+        except BadName:
+            continue
+        paths.update({names.tier_path(t, norm): item for t in names.TIERS})
+    if not paths:
+        return {}
+    # The whole listing, filtered here: git matches N literal pathspecs against every index entry.
+    out = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape")
+    held = set(out.split("\0"))
+    found: dict[str, str] = {}
+    for path, item in paths.items():  # in TIERS order for each item: active wins, then cooled
+        if path in held:
+            found.setdefault(item, path.partition("/")[0])
+    return found

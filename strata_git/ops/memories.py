@@ -1,0 +1,254 @@
+"""Changing one memory: write, reject, edit, forget; and reading one.
+
+Each change is one commit of exactly its paths (txn.commit), made under the repository lock
+after the memory was located (locate.py) and checked: its name, its content (size, encoding,
+frontmatter, secrets) and that nobody left uncommitted changes in the way (txn.require_clean).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+from strata_git.core import contract, memory, names
+from strata_git.core.config import Config
+from strata_git.errors import BadMemory, BadName, NotFound, Refused, StrataError, too_large
+from strata_git.gitio import safefs
+from strata_git.gitio.git import Repo
+from strata_git.ops import locate, recall, txn
+from strata_git.ops.txn import Change
+from strata_git.store import access, index_md
+
+
+class Read(NamedTuple):
+    name: str
+    tier: str
+    raw: bytes
+
+    @property
+    def path(self) -> str:
+        return f"{self.tier}/{self.name}"
+
+    @property
+    def memory(self) -> memory.Memory:
+        """The parsed memory (parsed on demand: printing a memory needs only its bytes)."""
+        try:
+            return memory.parse(self.raw, self.path)
+        except BadMemory:
+            return memory.Memory(raw=self.raw, meta={}, body=self.raw.decode("utf-8", "replace"))
+
+    def as_dict(self) -> dict:
+        parsed = self.memory
+        return {"name": names.display(self.name), "tier": self.tier, "path": self.path,
+                "title": parsed.title, "type": parsed.type, "tags": parsed.tags,
+                "meta": parsed.meta, "content": self.raw.decode("utf-8", "replace")}
+
+
+def check_content(raw: bytes, where: str, cfg: Config) -> memory.Memory:
+    """Validate content about to become a memory: size, encoding, frontmatter, secrets."""
+    if len(raw) > cfg.max_memory_bytes:
+        raise too_large(where, len(raw), cfg.max_memory_bytes)
+    if not raw.strip():
+        raise BadMemory(f"{where}: the memory is empty", "give content with -m TEXT, --file PATH or stdin")
+    parsed = memory.parse(raw, where)
+    if cfg.check_secrets:
+        from strata_git.core import secrets
+
+        found = secrets.scan(raw.decode("utf-8"))
+        if found:
+            f = found[0]
+            raise BadMemory(f"{where}:{f.line}: looks like {f.what} (rule {f.rule}); refusing to store it",
+                            f"remove it (and rotate the credential); mark a false positive with '{secrets.ALLOW_MARKER}'")
+    return parsed
+
+
+def _trailers(action: str, norm: str, via: str) -> dict[str, str]:
+    return {contract.ACTION: action, contract.NAME: names.display(norm), contract.VIA: via}
+
+
+def _refresh_index(repo: Repo, cfg: Config, detail: str) -> str:
+    """index.md after a commit; its failure is told, never fatal (the next command catches up)."""
+    try:
+        index_md.refresh(repo, cfg.max_memory_bytes)
+    except Exception as e:  # noqa: BLE001 - committed is done: index.md catches up on the next command
+        return f"{detail} (index.md not refreshed: {e})"
+    return detail
+
+
+def write(repo: Repo, cfg: Config, name: str, content: bytes, *, title: str | None = None,
+          tags: list[str] | None = None, type: str | None = None, via: str = "api", agent: str | None = None,
+          create_only: bool = False, keep_types: tuple[str, ...] = ()) -> Change:
+    """Create or replace an active memory from `content` (bytes kept exactly unless metadata is given);
+    with `create_only`, refuse a name that exists; refuse to replace a memory of a type in `keep_types`
+    (checked under the lock, so no writer can slip in between)."""
+    with txn.locked(repo):
+        tier, norm = locate.locate(repo, name)
+        path = names.tier_path("active", norm)
+        shown = names.display(norm)
+        if create_only and tier is not None:
+            raise Refused(f"{shown} already exists (in {tier}/)", "choose another name")
+        if keep_types and tier == "active" and _type_of(repo, cfg, path) in keep_types:
+            raise Refused(f"{shown} is a {_type_of(repo, cfg, path)}; agents add those but do not change them",
+                          f"write a new memory instead; a person can change it with `git strata edit {shown}`")
+        if tier not in (None, "active"):
+            raise Refused(f"{shown} is in {tier}/, which is read-only",
+                          f"bring it back with `git strata recall {shown}`, then write it")
+        if title is not None or tags is not None or type is not None:
+            text = memory.decode(content, path) if content.strip() else ""
+            content = memory.compose(text, {"title": title, "tags": tags, "type": type}, path)
+        check_content(content, path, cfg)
+        existed = tier == "active"
+        txn.require_clean(repo, path, "write")
+        if existed and safefs.read(repo.root, path, cfg.max_memory_bytes) == content:
+            return Change("write", norm, path, None, "unchanged")
+        repo.require_identity()
+        verb = "update" if existed else "create"
+
+        def stage() -> None:
+            safefs.write(repo.root, path, content)
+            repo.git("add", "--", path)
+
+        commit = txn.commit(repo, [path], stage, f"strata: {verb} {shown}", _trailers(verb, norm, via), agent=agent)
+        return Change("write", norm, path, commit, _refresh_index(repo, cfg, "updated" if existed else "created"))
+
+
+def _type_of(repo: Repo, cfg: Config, path: str) -> str | None:
+    """The type of the memory at `path` (None if it does not parse: a valid one may replace it)."""
+    try:
+        return memory.parse(safefs.read(repo.root, path, cfg.max_memory_bytes), path).type
+    except StrataError:
+        return None
+
+
+def reject(repo: Repo, cfg: Config, text: str, *, name: str | None = None, why: str | None = None,
+           via: str = "api", agent: str | None = None) -> Change:
+    """Record "we said no to `text`" as an active memory of type rejection (never cooled, always
+    in the boot context), named rejections/<words of text> unless `name` is given."""
+    if not isinstance(text, str) or not text.strip():
+        raise BadMemory("nothing to reject: the text is empty", 'say what was rejected: git strata reject "TEXT"')
+    title = " ".join(text.split())
+    if len(title) > 200:
+        raise BadMemory(f"the rejection is {len(title)} characters; keep it to 200",
+                        "say what was rejected in one line and put the reasons in --why")
+    meta = {"type": "rejection", "title": title, "created": contract.day(time.time())}
+    body = f"We said no to: {title}\n" + (f"\nWhy: {' '.join(why.split())}\n" if why and why.strip() else "")
+    content = memory.compose(body, meta, "rejection")
+    if name is not None:
+        return write(repo, cfg, name, content, via=via, agent=agent, create_only=True)
+    slug = "-".join("".join(c if c.isalnum() else " " for c in title.lower()).split())[:60].strip("-")
+    base = f"rejections/{slug or 'rejection'}"
+    try:
+        names.normalize(base)
+    except BadName:  # "con", "aux", ...: names some file systems reserve
+        base = f"rejections/no-{slug}"
+    taken = locate.known(repo)[0]
+    for candidate in (base, *(f"{base}-{i}" for i in range(2, 1000))):
+        if names.collision_key(names.normalize(candidate)) in taken:
+            continue
+        try:
+            return write(repo, cfg, candidate, content, via=via, agent=agent, create_only=True)
+        except Refused as e:
+            if "already exists" not in e.message:  # another writer took this name meanwhile: next one
+                raise
+    raise Refused(f"there are 999 rejections named {base}", "pass --name to choose a name")
+
+
+def forget(repo: Repo, cfg: Config, name: str, via: str = "api", agent: str | None = None) -> Change:
+    """Remove an active memory in a commit; history keeps it."""
+    from strata_git.store import summary
+
+    with txn.locked(repo):
+        tier, norm = locate.locate(repo, name)
+        path = names.tier_path("active", norm)
+        shown = names.display(norm)
+        if tier is None:
+            raise locate.not_found(repo, norm)
+        if tier != "active":
+            raise Refused(f"{shown} is in {tier}/, and only active memories can be forgotten",
+                          f"run `git strata recall {shown}` first")
+        txn.require_clean(repo, path, "forget")  # history must hold exactly what is removed
+        repo.require_identity()
+        held = summary.path(norm)  # a summary of an earlier cooling goes with it, if nobody changed it
+        paths = [path, held] if repo.in_head(held) and not repo.dirty(held) else [path]
+        commit = txn.commit(repo, paths, lambda: repo.git("rm", "-q", "--", *paths), f"strata: forget {shown}",
+                            _trailers("forget", norm, via), agent=agent)
+        index_md.refresh(repo, cfg.max_memory_bytes)
+        return Change("forget", norm, path, commit, f"undo with: git revert {commit[:12]}")
+
+
+def edit(repo: Repo, cfg: Config, name: str, run_editor: Callable[[str], None], via: str = "api",
+         agent: str | None = None) -> Change:
+    """Open an active memory in an editor and commit the result if it is valid and changed."""
+    tier, norm = locate.locate(repo, name)
+    path = names.tier_path("active", norm)
+    shown = names.display(norm)
+    if tier is None:
+        raise NotFound(f"no memory named {shown!r}", f"create it with `git strata write {shown} -m TEXT`")
+    if tier != "active":
+        raise Refused(f"{shown} is in {tier}/, which is read-only",
+                      f"bring it back with `git strata recall {shown}` (or `git strata edit --recall ...`)")
+    if safefs.kind(repo.root, path) != "file":
+        raise Refused(f"{path} is not a regular file", "replace it with a real file")
+    before = safefs.read(repo.root, path, cfg.max_memory_bytes)
+    run_editor(os.path.join(repo.root, path))
+    with txn.locked(repo):
+        try:
+            after = safefs.read(repo.root, path, cfg.max_memory_bytes)
+            check_content(after, path, cfg)
+        except (BadMemory, Refused) as e:
+            raise BadMemory(e.message, f"your edit is kept in {path}; fix it and run "
+                            f"`git strata edit {shown}` again, or `git checkout -- {path}` to drop it") from None
+        if not repo.dirty(path):
+            return Change("edit", norm, path, None, "unchanged")
+        repo.require_identity()
+        # restore=False: a failed commit must never throw away what the user just typed.
+        commit = txn.commit(repo, [path], lambda: repo.git("add", "--", path), f"strata: edit {shown}",
+                            _trailers("edit", norm, via), restore=False, agent=agent)
+        index_md.refresh(repo, cfg.max_memory_bytes)
+        return Change("edit", norm, path, commit, "unchanged content" if after == before else "edited")
+
+
+def read(repo: Repo, cfg: Config, name: str, via: str = "api", agent: str | None = None,
+         archived: str = "recall") -> Read:
+    """The memory from whichever tier holds it; records an access. An archived one is brought back
+    first (`archived="recall"`, fetching it if pruned) or refused (`"refuse"`: a reader that must
+    not change the repository, such as the MCP `read` tool)."""
+    tier, norm = locate.find(repo, name)
+    shown = names.display(norm)
+    if tier is None:
+        raise locate.not_found(repo, norm)
+    if tier == "archive":
+        if archived != "recall":
+            raise StrataError(f"{shown} is archived (stored away, maybe not on this machine)",
+                              f"call recall with name {shown!r} to bring it back to active, then read it; "
+                              "or read its summary with summary=true")
+        recall.recall(repo, cfg, norm, via=via, agent=agent)
+        tier = "active"
+    else:
+        access.record(repo, shown, tier, via)
+    try:
+        raw = safefs.read(repo.root, names.tier_path(tier, norm), cfg.max_memory_bytes)
+    except NotFound:
+        raise StrataError(f"{shown} moved while it was being read", "read it again") from None
+    return Read(norm, tier, raw)
+
+
+def summary_of(repo: Repo, name: str) -> tuple[str, str]:
+    """(tier, text) of the summary made when the memory cooled."""
+    from strata_git.store import summary
+
+    tier, norm = locate.find(repo, name)
+    shown = names.display(norm)
+    if tier is None:
+        raise locate.not_found(repo, norm)
+    if tier == "active":  # its text may have changed since: a summary left over (by a merge) is not served
+        raise NotFound(f"{shown} is active and active memories have no summary",
+                       f"read it in full with `git strata read {shown}`")
+    text = summary.read(repo.root, norm)
+    if text is None:
+        raise NotFound(f"{shown} has no summary",
+                       "summaries are made when a memory cools with [cool] summary set in .strata/config.toml; "
+                       "read the memory itself with `git strata read`")
+    return tier, text

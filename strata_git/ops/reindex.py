@@ -1,0 +1,39 @@
+"""`git strata reindex`: rebuild every derived store, upgrading the archived memories that lack a
+full shadow record (archived by an older version, or by hand) to one on the way.
+
+Blobs held here are read here; the others are fetched from the archive remote in one batch,
+into a scratch repository so a pruned clone stays pruned. Offline, what could not be upgraded is
+named and keeps its old row.
+"""
+
+from __future__ import annotations
+
+from strata_git.core.config import Config
+from strata_git.errors import StrataError
+from strata_git.gitio import partial
+from strata_git.gitio.git import Repo
+from strata_git.ops import archive, txn
+from strata_git.store import catalog, index_md, records, shadow
+
+
+def reindex(repo: Repo, cfg: Config) -> dict:
+    with txn.locked(repo):
+        lacking = [row for row in shadow.all_rows(repo) if row.source != "record"]
+        blobs = sorted({row.blob for row in lacking})
+        missing = set(partial.absent(repo, blobs))
+        held = [b for b in blobs if b not in missing]
+        raw = dict(zip(held, repo.objects(held), strict=True))
+        unreachable = ""
+        try:
+            raw |= archive.borrow(repo, cfg, sorted(missing))
+        except StrataError as e:
+            unreachable = e.message
+        made = {b: records.make(data, b, cfg.record_max_terms) for b, data in raw.items() if data is not None}
+        written = records.write(repo, made, (cfg.janitor_name, cfg.janitor_email))
+        catalog.reset(repo)
+        archived = shadow.build(repo, repo.head())
+        scan = index_md.refresh(repo, cfg.max_memory_bytes)
+    left = sorted(row.name for row in lacking if row.blob not in made)
+    return {"archived": archived, "active_and_cooled": sum(1 for e in scan.entries if e.tier != "archive"),
+            "shadow_commit": repo.head(), "records_written": written, "upgraded": len(lacking) - len(left),
+            "not_upgraded": left, "unreachable": unreachable}
