@@ -161,12 +161,11 @@ def _blob_ids(out: bytes) -> list[str]:
 
 def live_blobs(repo: Repo) -> set[str]:
     """Blobs the checkout needs: in HEAD or the index anywhere outside archive/."""
-    live = set()
-    for args in (("ls-tree", "-r", "-z", "--full-tree", "HEAD"), ("ls-files", "-s", "-z")):
-        for item in repo.git(*args).decode("utf-8", "surrogateescape").split("\0"):
-            meta, _, path = item.partition("\t")
-            if item and not path.startswith("archive/"):
-                live.add(meta.split(" ")[2 if args[0] == "ls-tree" else 1])
+    live = {e.oid for path, e in repo.ls_tree("HEAD", full_tree=True).items() if not path.startswith("archive/")}
+    for item in repo.git("ls-files", "-s", "-z").decode("utf-8", "surrogateescape").split("\0"):
+        meta, _, path = item.partition("\t")
+        if item and not path.startswith("archive/"):
+            live.add(meta.split(" ")[1])
     return live
 
 
@@ -328,10 +327,9 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
     if head is None:
         raise Refused("the repository has no commits yet", "run `git strata init` first")
     branch = repo.git("symbolic-ref", "--short", "HEAD").decode().strip()
-    out = repo.git("status", "--porcelain", "-z", "--untracked-files=no", "--no-renames", "--", "archive")
     # A file only missing from the working tree (" D") is still committed: pruning takes it out
     # anyway (and a run killed inside `sparse-checkout set` leaves exactly that).
-    dirty = [item for item in out.split(b"\0") if item and not item.startswith(b" D ")]
+    dirty = [path for code, path in repo.status("archive", untracked="no") if code != " D"]
     if dirty:
         first = dirty[0][3:].decode("utf-8", "replace")
         raise Refused(f"archive/ has uncommitted changes ({first}); nothing was pushed or pruned",

@@ -161,24 +161,18 @@ def _listdir(repo: Repo, folder: str) -> list[str]:
 def note_blobs(repo: Repo, old: str | None, new: str) -> list[str]:
     """The record blobs `new` holds that `old` did not (all of them without `old`), from trees only."""
     if old:
-        out = repo.git("diff-tree", "-r", "-z", "--no-renames", "--diff-filter=AM", old, new, check=False)
-        fields = out.decode("ascii", "replace").split("\0")
-        return sorted({meta.split(" ")[3] for meta in fields[0::2] if meta.startswith(":") and len(meta.split(" ")) > 3})
-    out = repo.git("ls-tree", "-r", "-z", new, check=False).decode("ascii", "replace")
-    return sorted({item.split("\t")[0].split(" ")[2] for item in out.split("\0") if item.count(" ") >= 2})
+        return sorted({c.new_oid for c in repo.diff_tree(old, new, only="AM", check=False)})
+    return sorted({e.oid for e in repo.ls_tree(new, check=False).values()})
 
 
 def listing(repo: Repo, commits: list[str]) -> dict[str, list[str]]:
     """{blob id: [note blob ids, sorted]} over the trees of `commits` (no note is read)."""
     found: dict[str, set[str]] = {}
     for commit in sorted(set(commits)):
-        out = repo.git("ls-tree", "-r", "-z", commit, check=False)
-        for item in out.decode("ascii", "replace").split("\0"):
-            meta, _, path = item.partition("\t")
-            parts = meta.split(" ")
+        for path, entry in repo.ls_tree(commit, check=False).items():
             blob = path.replace("/", "")
-            if len(parts) == 3 and parts[1] == "blob" and _OID.fullmatch(blob) and _OID.fullmatch(parts[2]):
-                found.setdefault(blob, set()).add(parts[2])
+            if entry.type == "blob" and _OID.fullmatch(blob) and _OID.fullmatch(entry.oid):
+                found.setdefault(blob, set()).add(entry.oid)
     return {blob: sorted(notes) for blob, notes in found.items()}
 
 

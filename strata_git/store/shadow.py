@@ -56,15 +56,8 @@ class Row(NamedTuple):
 
 def _archived(repo: Repo, commit: str) -> dict[str, str]:
     """{path: blob id} of every memory under archive/ at `commit` (no blob is read)."""
-    out = repo.git("ls-tree", "-r", "-z", "--full-tree", commit, "--", "archive")
-    found = {}
-    for item in out.decode("utf-8", "surrogateescape").split("\0"):
-        if item:
-            meta, path = item.split("\t", 1)
-            _, kind, oid = meta.split(" ")
-            if kind == "blob" and path.endswith(names.SUFFIX) and names.split_path(path):
-                found[path] = oid
-    return found
+    return {path: e.oid for path, e in repo.ls_tree(commit, "archive", full_tree=True).items()
+            if e.type == "blob" and path.endswith(names.SUFFIX) and names.split_path(path)}
 
 
 def _legacy(repo: Repo, revs: list[str], blobs: set[str], walk: bool = True) -> dict[str, tuple[str, dict]]:
@@ -236,16 +229,13 @@ def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[
     """Bring the rows from `old` to `new`; False when only a full build can."""
     if not old or not repo.ok("merge-base", "--is-ancestor", old, new):
         return False
-    out = repo.git("diff-tree", "-r", "-z", "--no-renames", old, new, "--", "archive")
-    fields = out.decode("utf-8", "surrogateescape").split("\0")
     gone, added = [], {}
-    for meta, changed in zip(fields[0::2], fields[1::2], strict=False):
-        parts = meta.lstrip(":").split(" ")
-        if len(parts) < 5 or not changed.endswith(names.SUFFIX) or not names.split_path(changed):
+    for c in repo.diff_tree(old, new, "archive"):
+        if not c.path.endswith(names.SUFFIX) or not names.split_path(c.path):
             continue
-        gone.append(changed)
-        if parts[4] != "D" and parts[1] != "160000":
-            added[changed] = parts[3]
+        gone.append(c.path)
+        if c.status != "D" and c.new_mode != "160000":
+            added[c.path] = c.new_oid
     made, warnings = _made(repo, added, new, refs, _commits(repo, f"{old}..{new}", list(added)) if added else {})
     _delete(repo, db, gone)
     _insert(db, made)

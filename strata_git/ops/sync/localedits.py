@@ -23,8 +23,7 @@ from strata_git.core import contract
 def status(repo: Repo) -> list[tuple[str, str]]:
     """(status code, path) of every uncommitted change, untracked and ignored files included (an
     untracked or ignored folder may be listed whole, as "folder/")."""
-    out = repo.git("status", "--porcelain", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames")
-    return [(item[:2], item[3:]) for item in out.decode("utf-8", "surrogateescape").split("\0") if len(item) > 3]
+    return repo.status(untracked="all", ignored="matching")
 
 
 def _changes(repo: Repo, edits: list[tuple[str, str]]) -> list:

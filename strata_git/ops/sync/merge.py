@@ -83,14 +83,9 @@ def tier_of(path: str) -> str | None:
 
 def changes(repo: Repo, base: str, commit: str) -> dict[str, tuple[tuple[str, str] | None, tuple[str, str] | None]]:
     """{path: (old (mode, blob) or None, new or None)} between two commits (no rename guessing)."""
-    out = repo.git("diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--raw", base, commit)
-    fields = out.decode("utf-8", "surrogateescape").split("\0")
-    found = {}
-    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-        old_mode, new_mode, old_blob, new_blob, _ = meta.lstrip(":").split(" ")
-        found[path] = ((old_mode, old_blob) if old_mode != "000000" else None,
-                       (new_mode, new_blob) if new_mode != "000000" else None)
-    return found
+    return {c.path: ((c.old_mode, c.old_oid) if c.old_mode != "000000" else None,
+                     (c.new_mode, c.new_oid) if c.new_mode != "000000" else None)
+            for c in repo.diff_tree(base, commit)}
 
 
 def _pick(b: Version | None, o: Version, t: Version, field: Callable[[Version], str]) -> str:
@@ -299,8 +294,7 @@ def _in_trees(repo: Repo, commits: list[str], paths: list[str]) -> set[str]:
     """Which of `paths` (files or folders) exist in any of `commits` (trees only: no blob read)."""
     found: set[str] = set()
     for commit in commits:
-        out = repo.git("ls-tree", "-z", "--name-only", commit, "--", *paths) if paths else b""
-        found |= {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
+        found |= repo.names_in(commit, paths)
     return found
 
 
