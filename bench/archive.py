@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import BIN, hermetic_env, progress, sh, timed  # noqa: E402
+from benchlib import BIN, hermetic_env, progress, sh, timed
 
 DAY = 86400
 NOW = 1_800_000_000
@@ -158,8 +158,8 @@ def main() -> None:
     out: dict = {"active": args.active, "archived": args.archived}
     with workspace("strata-bench-", args.keep) as tmp_path:
         root, env = scaled(tmp_path, args, rng, out)
-        from strata_git.store import shadow
         from strata_git.app.vault import Vault
+        from strata_git.store import shadow
 
         vault = Vault.open(str(root))
         archived_names = [e.name[:-3] for e in vault.list(tier="archive")]
@@ -270,8 +270,8 @@ def shadow_sizes(root: Path, tmp_path: Path, env: dict[str, str]) -> dict:
     archived memories they cover."""
     import sqlite3
 
-    from strata_git.store import catalog, shadow
     from strata_git.gitio.git import discover
+    from strata_git.store import catalog, shadow
 
     repo = discover(str(root))
     archived_raw = sum(r.size for r in shadow.all_rows(repo))

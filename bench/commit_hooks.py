@@ -145,7 +145,7 @@ def environment() -> dict[str, object]:
     try:
         from importlib.metadata import version
         info["pre_commit"] = version("pre-commit")
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure: the version is just not shown
         info["pre_commit"] = None
     info["reproduce"] = f"cd {shlex.quote(os.getcwd())} && {shlex.join([sys.executable, *sys.argv])}"
     return info
@@ -154,7 +154,8 @@ def environment() -> dict[str, object]:
 def report(result: dict) -> None:
     env, d = result["environment"], result["derived"]
     print(f"git-strata commit-hook benchmark: {result['memories']} memories, {result['samples']} samples per row")
-    print(f"{env['git']}, Python {env['python']}, {env['cpus']} CPUs, pre-commit {env['pre_commit']}, {env['platform']}")
+    print(f"{env['git']}, Python {env['python']}, {env['cpus']} CPUs, pre-commit {env['pre_commit']}, "
+          f"{env['platform']}")
     print(f"\n{'variant':<44} {'median ms':>10} {'min ms':>8}")
     for name, row in {**result["commit"], **result["read"]}.items():
         print(f"{name:<44} {row['median_ms']:>10.1f} {row['min_ms']:>8.1f}")

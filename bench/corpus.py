@@ -332,7 +332,7 @@ def body(filler: Filler, shape: Shape, facts: list[Fact], size: int, stamp: int,
         i, style, text = blocks[at]
         blocks[at] = (i, style, with_fact(text, style, f.statement))
     out, section = [], -1
-    for i, style, text in blocks:
+    for i, _, text in blocks:
         if i != section and shape.sections[i][0]:
             out.append("## " + shape.sections[i][0].format(first=first))
         section = i

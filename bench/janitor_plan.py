@@ -331,9 +331,9 @@ def fast_import(root: Path, env: dict[str, str], write) -> None:
 
 def build(root: Path, env: dict[str, str], hist: History) -> dict[str, float]:
     """The memory repository at `root`; seconds per step."""
-    from strata_git.store import access
     from strata_git.app import init
     from strata_git.gitio.git import discover
+    from strata_git.store import access
 
     steps: dict[str, float] = {}
     t = time.perf_counter()
@@ -398,11 +398,10 @@ class Steps:
 
     @contextmanager
     def active(self):
-        from strata_git.store import access, history, index_md
-        from strata_git.ops import janitor
-        from strata_git.gitio import git
-        from strata_git.ops import txn
         from strata_git.core import rules
+        from strata_git.gitio import git
+        from strata_git.ops import janitor, txn
+        from strata_git.store import access, history, index_md
 
         targets = [(history, "last_changed"), (history, "_scan"), (history, "head"), (janitor, "states"),
                    (janitor, "_tree"), (janitor, "_types"), (janitor, "_dirty"), (access, "reads_by_name"),
@@ -464,9 +463,9 @@ def cold(root: Path) -> None:
 
 def tune_now(vault, target: int) -> tuple[int, dict]:
     """The earliest time at which the plan has at least `target` moves (a pure function: bisect it)."""
-    from strata_git.store import access, history
-    from strata_git.ops import janitor
     from strata_git.core import rules
+    from strata_git.ops import janitor
+    from strata_git.store import access, history
 
     at = history.head(vault.repo)
     head_time = int(vault.repo.git("log", "-1", "--format=%ct", "HEAD").decode())

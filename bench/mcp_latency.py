@@ -31,9 +31,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import archive as archive_bench  # noqa: E402
-from archive import pct  # noqa: E402
-from benchlib import BIN, progress, timed  # noqa: E402
+import archive as archive_bench
+from archive import pct
+
+from benchlib import BIN, progress, timed
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -131,7 +132,8 @@ def main() -> None:
     print(f"{out['tiers']['active']} active, {out['tiers']['archive']} archived (built in {out['build_s']} s)")
     first, again = out["read_mcp_first"], out["read_mcp_again"]
     print(f"read through MCP: first read of a memory p50 {first['p50_ms']} ms p95 {first['p95_ms']} ms "
-          f"(n={first['n']}); again at the same HEAD p50 {again['p50_ms']} ms p95 {again['p95_ms']} ms (n={again['n']})")
+          f"(n={first['n']}); again at the same HEAD p50 {again['p50_ms']} ms p95 {again['p95_ms']} ms "
+          f"(n={again['n']})")
     for op in ("read", "search"):
         api, tool, mcp = out[f"{op}_api"], out[f"{op}_tool"], out[f"{op}_mcp"]
         print(f"{op:<7} API p50 {api['p50_ms']:>6} ms p95 {api['p95_ms']:>6} ms | tool in-process p50 "

@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import corpus  # noqa: E402
-import retrieval  # noqa: E402
+import retrieval
 
-from strata_git.core import textindex  # noqa: E402
+import corpus
+from strata_git.core import textindex
 
 
 def fields(m: corpus.Memory, name: bool = True) -> list[Counter[str]]:
@@ -60,7 +60,7 @@ class Replica:
         for i, d in enumerate(self.docs):
             s = 0.0
             for term, q in query.items():
-                tf = sum(w * c[term] for w, c in zip(weights, d))
+                tf = sum(w * c[term] for w, c in zip(weights, d, strict=True))
                 if tf:
                     norm = 1.2 * (1 - 0.75 + 0.75 * self.lengths[i] / self.average)
                     s += q * self.idf(term, idf) * tf * 2.2 / (tf + norm)

@@ -46,8 +46,8 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import corpus  # noqa: E402
-from benchlib import BIN, emit, hermetic_env, progress, sh  # noqa: E402
+import corpus
+from benchlib import BIN, emit, hermetic_env, progress, sh
 
 NOW = 1_800_000_000
 DAY = 86400
@@ -211,8 +211,8 @@ def reference_ranks(memories: list[corpus.Memory], questions: list[corpus.Questi
     retriever.index(tokens([m.searchable for m in memories]), show_progress=False)
     docs, scores = retriever.retrieve(tokens([q.text for q in questions]), k=LIMIT, show_progress=False)
     out = []
-    for q, row, score in zip(questions, docs, scores):
-        hits = [memories[d].name for d, s in zip(row, score) if s > 0]
+    for q, row, score in zip(questions, docs, scores, strict=True):
+        hits = [memories[d].name for d, s in zip(row, score, strict=True) if s > 0]
         out.append(hits.index(q.answer) + 1 if q.answer in hits else None)
     return out
 
@@ -227,7 +227,7 @@ def scores(ranks: list[int | None]) -> dict[str, float | int | None]:
 def breakdown(ranks: list[int | None], questions: list[corpus.Question], tiers: dict[str, str]) -> dict:
     """Scores overall, by the tier holding the answer, and by question style."""
     def where(group) -> dict:
-        return scores([r for r, q in zip(ranks, questions) if group(q)])
+        return scores([r for r, q in zip(ranks, questions, strict=True) if group(q)])
 
     return {"all": scores(ranks), **{t: where(lambda q, t=t: tiers[q.answer] == t) for t in TIERS},
             "by_style": {s: where(lambda q, s=s: q.style == s) for s in ("paraphrase", "exact", "cjk")}}

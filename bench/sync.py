@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import BIN, emit, hermetic_env, progress, sh  # noqa: E402
+from benchlib import BIN, emit, hermetic_env, progress, sh
 
 GOAL = 1.5
 ROUNDS = ("no change", "bring 100", "send 100", "both 100")

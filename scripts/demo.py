@@ -46,7 +46,8 @@ def mcp_session(mem: str) -> None:
             await s.initialize()
             tools = (await s.list_tools()).tools
             print("tools:", ", ".join(t.name for t in tools))
-            wrote = await s.call_tool("write", {"name": "projects/site", "content": "# Site\nLaunch page copy is final.\n"})
+            page = {"name": "projects/site", "content": "# Site\nLaunch page copy is final.\n"}
+            wrote = await s.call_tool("write", page)
             print("write:", wrote.content[0].text.replace("\n", " ")[:160])
             read = await s.call_tool("read", {"name": "projects/site"})
             print(read.content[0].text.rstrip())
@@ -122,8 +123,8 @@ def main() -> int:
         show("both machines edit the same memory, then sync: nothing is lost, nothing stops")
         run("git", "strata", "sync", cwd=laptop)
         run("git", "strata", "sync", cwd=mem)
-        run("git", "strata", "write", "projects/koda", "-m", "# Koda\n\nShip the beta on 2026-12-08 (slipped a week).\n",
-            cwd=laptop)
+        run("git", "strata", "write", "projects/koda", "-m",
+            "# Koda\n\nShip the beta on 2026-12-08 (slipped a week).\n", cwd=laptop)
         run("git", "strata", "write", "projects/koda", "-m", "# Koda\n\nShip the beta on 2026-12-01; Leo joins QA.\n",
             cwd=mem)
         run("git", "strata", "sync", cwd=laptop)

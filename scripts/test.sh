@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Quick start 2: install git-strata with its test tools and run the whole suite, one worker
-# per core (pytest-xdist: the tests wait on git processes, so two cores halve the time).
-# pytest's own exit code is kept: 5 (no tests collected) fails like any other error.
+# Quick start 2: install git-strata with its test tools, check the architecture and the style
+# (import-linter: imports point only down the layers, no cycles; ruff), then run the whole
+# suite, one worker per core (pytest-xdist: the tests wait on git processes, so two cores halve
+# the time). pytest's own exit code is kept: 5 (no tests collected) fails like any other error.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$here/scripts/setup.sh" test
 cd "$here"
+lint-imports --no-cache
+ruff check strata_git tests bench scripts
 exec python -m pytest -n auto "$@"

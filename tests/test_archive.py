@@ -73,8 +73,8 @@ def held(repo: Path, oid: str) -> bool:
 
 
 def shadow_rows(repo: Path) -> list[tuple]:
-    from strata_git.store import shadow
     from strata_git.gitio.git import discover
+    from strata_git.store import shadow
 
     r = discover(str(repo))
     with shadow.connect(r) as db:
@@ -471,8 +471,8 @@ def test_edit_recall_flag_brings_a_cooled_memory_back(vault, mem: Path, tmp_path
 
 
 def test_hooks_bring_the_shadow_index_forward_after_a_pull(setup, mem: Path, tmp_path: Path):
-    from strata_git.store import shadow
     from strata_git.gitio.git import discover
+    from strata_git.store import shadow
 
     vault, remote = setup
     git(mem, "push", "-q", "origin", "main")
@@ -534,8 +534,8 @@ def test_archive_never_deletes_a_git_lock_it_did_not_make(setup, mem: Path):
 
 
 def test_the_verification_record_pins_the_verified_commit_on_the_remote(setup, mem: Path):
-    from strata_git.store.access import machine_id
     from strata_git.gitio.git import discover
+    from strata_git.store.access import machine_id
 
     _, remote = setup
     assert strata(mem, "archive").returncode == 0

@@ -2,7 +2,8 @@
 
 The remote is served by `git daemon` on 127.0.0.1, so the kill hits the client only, as
 it would on a real machine (over file:// the server side would die with it). After every kill,
-(having deleted a git lock file the kill left, if the next run names one, as its hint says), each memory at HEAD is in the local object store or on the remote
+(having deleted a git lock file the kill left, if the next run names one, as its hint says), each
+memory at HEAD is in the local object store or on the remote
 (a real bare repository: the ground truth), the active files are untouched, and the
 next run finishes the job: exit 0, fsck clean, every archived blob pruned here and
 held there.
@@ -19,8 +20,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import BIN, bare_remote, git
 from test_archive import archived_blobs, body, held, seed_archive
+
+from conftest import BIN, bare_remote, git
 
 KILLS = 50
 

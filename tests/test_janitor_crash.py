@@ -283,7 +283,8 @@ def user_git(*args: str, cwd: Path, work: UserWork) -> None:
         if LOCK_STOLEN in proc.stderr:  # committed, but its index was not written: not to be retried
             work.stolen.append(" ".join(args))
             return
-        if b"git-strata: error: No such file or directory" in proc.stderr:  # a scan that tripped over a moved file: a person retries
+        # A scan that tripped over a moved file: a person retries.
+        if b"git-strata: error: No such file or directory" in proc.stderr:
             work.hook_races.append(" ".join(args))
         else:
             assert b"index.lock" in proc.stderr or b"cannot lock ref" in proc.stderr, proc.stderr.decode()
@@ -383,7 +384,7 @@ def test_user_commits_while_the_janitor_loops(mem: Path, capsys: pytest.CaptureF
         try:
             for k in range(CYCLES):
                 outcomes[classify(run_strata(mem, "janitor", "--now", f"@{BASE + (10 + 3 * k) * DAY}"))] += 1
-        except BaseException as e:  # an assertion in a thread would otherwise vanish
+        except BaseException as e:  # noqa: BLE001 - an assertion in a thread would otherwise vanish
             crashed.append(e)
 
     rng = random.Random(SEED)

@@ -87,8 +87,8 @@ def test_a_mirror_that_is_down_is_reported_and_the_sync_still_lands(tmp_path: Pa
 
 
 def test_a_partial_clone_skips_the_mirror_with_the_reason(tmp_path: Path, s3):
-    from strata_git.ops import clone
     from strata_git.app.vault import Vault
+    from strata_git.ops import clone
 
     a, remote = machine(tmp_path)
     a.sync()

@@ -14,9 +14,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_archive import DAY, T0, archived_blobs, body, held, seed_archive, shadow_rows
 
 from conftest import bare_remote, git, strata
-from test_archive import DAY, T0, archived_blobs, body, held, seed_archive, shadow_rows
 
 
 def rows_only(repo: Path) -> list[tuple]:
@@ -148,8 +148,8 @@ HOSTILE = {
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
 def test_a_hostile_record_is_skipped_with_a_warning_and_never_crashes_search(mem: Path, kind: str):
-    from strata_git.store import shadow
     from strata_git.app.vault import Vault
+    from strata_git.store import shadow
 
     # Archived by hand (no record of its own): the hostile record is the only one offered.
     (mem / "archive/x").mkdir(parents=True)
@@ -188,8 +188,8 @@ def test_a_valid_record_beside_a_corrupt_one_wins_and_every_clone_chooses_alike(
 def test_a_record_that_vanishes_under_a_row_rebuilds_instead_of_corrupting(mem: Path):
     """Removing a row gives FTS5 back what it indexed, recomputed from the record: if that record
     is gone, the rows are rebuilt rather than the counts left wrong."""
-    from strata_git.store import shadow
     from strata_git.app.vault import Vault
+    from strata_git.store import shadow
 
     vault = seed_archive(mem, 6)
     before = shadow_rows(mem)

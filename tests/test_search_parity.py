@@ -89,8 +89,8 @@ def make_repo(root: Path, texts: dict[str, str], spread: bool) -> None:
 def top(root: Path, qs: list[str]) -> list[list[tuple[str, float]]]:
     """Each query's top ten (name, score); and checks that the counts bm25 uses are exact: FTS5's N
     is the number of memories indexed, however many were deleted and re-added on the way."""
-    from strata_git.store import catalog, search
     from strata_git.app.vault import Vault
+    from strata_git.store import catalog, search
 
     vault = Vault.open(str(root))
     found = [[(h.name, h.score) for h in vault.search(q, limit=10)] for q in qs]
@@ -137,7 +137,8 @@ def test_a_word_once_deep_in_an_archived_body_finds_it_on_a_fresh_clone(tmp_path
     deep = "diary/deep"
     filler = " ".join(["routine"] * 300)
     texts = corpus(5, 60)
-    texts[deep] = f"---\ntitle: Quarterly notes\n---\n# Quarterly notes\n\n{filler}\n\nWe hosted it on Wintermute.\n{filler}\n"
+    texts[deep] = (f"---\ntitle: Quarterly notes\n---\n# Quarterly notes\n\n{filler}\n\n"
+                   f"We hosted it on Wintermute.\n{filler}\n")
     spread = tmp_path / "spread"
     make_repo(spread, texts, spread=True)  # the deep one sorts first: it is in the oldest third
     remote = bare_remote(tmp_path / "remote.git")

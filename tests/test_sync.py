@@ -25,9 +25,9 @@ KODA = "# Koda\n\nline one\nline two\nline three\nline four\nline five\n"
 
 
 def make_machines(tmp_path: Path, url: str, remote: Path) -> list:
-    from strata_git.ops import clone
     from strata_git.app.init import init
     from strata_git.app.vault import Vault
+    from strata_git.ops import clone
 
     a = tmp_path / "a"
     init(str(a))
@@ -672,9 +672,9 @@ def test_sync_refusals_name_sync(three):
 
 
 def test_a_new_machine_joins_sees_everything_downloads_no_archive_and_can_rehydrate(tmp_path: Path, daemon):
+    from strata_git.app.vault import Vault
     from strata_git.gitio import partial
     from strata_git.ops import clone
-    from strata_git.app.vault import Vault
 
     remote = bare_remote(daemon.base / "mem.git")
     a, b, _ = make_machines(tmp_path, daemon.url("mem.git"), remote)

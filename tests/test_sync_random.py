@@ -14,8 +14,9 @@ import os
 import random
 from pathlib import Path
 
-from conftest import bare_remote, git
 from test_sync import DAY, T0, make_machines
+
+from conftest import bare_remote, git
 
 ROUNDS = 120
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from strata_git.store import catalog
 from strata_git.gitio import watch
+from strata_git.store import catalog
 
 
 def names(vault, query: str) -> list[str]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from strata_git import __version__
 from strata_git.errors import Refused, StrataError
@@ -200,8 +200,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from strata_git.store import summary
     from strata_git.core.entries import clean
+    from strata_git.store import summary
 
     hits = _vault().search(args.query, tier=args.tier, type=args.type, limit=args.limit, rank=args.rank)
     lines = []
@@ -422,13 +422,13 @@ def cmd_uninstall_hooks(args: argparse.Namespace) -> int:
 
 def run_hook(hook: str, as_json: bool = False) -> int:
     """What the hook shims call; kept off argparse and heavy imports to keep commits fast."""
-    from strata_git.core import config
     from strata_git.app import hooks
+    from strata_git.core import config
+    from strata_git.core.contract import HOOKS
     from strata_git.gitio.git import discover
-    from strata_git.ops import hookshims
 
-    if hook not in hookshims.HOOKS:
-        raise StrataError(f"unknown hook {hook!r}", f"use one of: {', '.join(hookshims.HOOKS)}")
+    if hook not in HOOKS:
+        raise StrataError(f"unknown hook {hook!r}", f"use one of: {', '.join(HOOKS)}")
     if os.environ.get("STRATA_INTERNAL"):
         return 0
     repo = discover(".")
@@ -617,6 +617,6 @@ def _run(call: Callable[[], int], as_json: bool) -> int:
         where = f" ({e.filename})" if e.filename else ""
         _fail(as_json, "OSError", f"{e.strerror or e}{where}", "check free space and permissions, then try again")
         return 1
-    except Exception as e:  # a bug: say so plainly and keep the details
+    except Exception as e:  # noqa: BLE001 - a bug: say so plainly and keep the details
         _fail(as_json, "unexpected", f"unexpected error: {type(e).__name__}: {e}", f"details in {_crash_log()}")
         return 3

@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import time
 
-from strata_git.store import catalog, index_md
-from strata_git.ops import guard
 from strata_git.core.config import Config
 from strata_git.gitio.git import Repo
+from strata_git.ops import guard
+from strata_git.store import catalog, index_md
+
 
 def _commit_time() -> int:
     """When the commit in progress will be dated (GIT_COMMITTER_DATE if set, else now)."""

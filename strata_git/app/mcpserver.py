@@ -24,11 +24,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from strata_git.core import context, hygiene, names
-from strata_git.store import provenance
+from strata_git.core import context, contract, hygiene, names
 from strata_git.errors import StrataError
+from strata_git.store import provenance
 from strata_git.store.search import MAX_LIMIT
-from strata_git.core import contract
 
 INSTRUCTIONS = (
     "git-strata is this agent's long-term memory: Markdown files in a git repository, in three tiers "
@@ -109,7 +108,7 @@ class Server:
         head = repo.head_quick()
         if head != self._provenance[0]:
             self._provenance = (head, {})
-        key = (norm, hashlib.sha1(raw).hexdigest())  # noqa: S324 - a cache key, not security
+        key = (norm, hashlib.sha1(raw).hexdigest())  # a cache key, not security
         cache = self._provenance[1]
         if key not in cache:
             found = provenance.provenance(repo, norm, raw)

@@ -15,9 +15,9 @@ import signal
 import time
 from collections.abc import Callable
 
+from strata_git.core import contract
 from strata_git.errors import Refused, StrataError
 from strata_git.gitio.git import Repo
-from strata_git.core import contract
 
 LOCK, PID, LOG = contract.SERVE_LOCK, contract.SERVE_PID, contract.SERVE_LOG
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 import datetime
 import time
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from strata_git.store import access, catalog, shadow
-from strata_git.gitio import partial
-from strata_git.ops import audit
 from strata_git.core import names
+from strata_git.gitio import partial
 from strata_git.gitio.git import Repo
+from strata_git.ops import audit
+from strata_git.store import access, catalog, shadow
 
 if TYPE_CHECKING:
     from strata_git.core.context import Context

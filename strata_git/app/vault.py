@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from strata_git.core.entries import Entry, Scan
     from strata_git.gitio.watch import Watch
     from strata_git.ops import janitor
-    from strata_git.ops.memories import Read
+    from strata_git.ops.reading import Read
     from strata_git.ops.txn import Change
 
 
@@ -75,15 +75,15 @@ class Vault:
     def read(self, name: str, via: str = "api", archived: str = "recall") -> Read:
         """The memory from whichever tier holds it; records an access. An archived one is recalled
         first, or (`archived="refuse"`) refused."""
-        from strata_git.ops import memories
+        from strata_git.ops import reading
 
-        return memories.read(self.repo, self.cfg, name, via=via, agent=self.agent, archived=archived)
+        return reading.read(self.repo, self.cfg, name, via=via, agent=self.agent, archived=archived)
 
     def summary(self, name: str) -> tuple[str, str]:
         """(tier, text) of the summary made when the memory cooled."""
-        from strata_git.ops import memories
+        from strata_git.ops import reading
 
-        return memories.summary_of(self.repo, name)
+        return reading.summary_of(self.repo, name)
 
     def edit(self, name: str, run_editor: Callable[[str], None], via: str = "api") -> Change:
         """Open an active memory in an editor and commit the result if it is valid and changed."""

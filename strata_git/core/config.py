@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, NamedTuple
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
-from strata_git.errors import BadConfig
 from strata_git.core.contract import CONFIG_PATH
+from strata_git.errors import BadConfig
 
 DEFAULT_COOL_AFTER = (("default", 30), ("entities", 60), ("gtd", 7), ("projects", 14))
 

@@ -23,13 +23,12 @@ broken by name, so the same repository state always gives the same text.
 
 from __future__ import annotations
 
-from typing import NamedTuple
 from collections.abc import Callable
+from typing import NamedTuple
 
-from strata_git.core import hygiene, memory
+from strata_git.core import contract, hygiene, memory
 from strata_git.core.entries import Entry
 from strata_git.errors import BadName
-from strata_git.core import contract
 
 DEFAULT_BUDGET = 1000
 MIN_BUDGET, MAX_BUDGET = 50, 1_000_000

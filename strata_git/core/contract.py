@@ -8,7 +8,6 @@ Everything here is data and pure functions: no git, no files.
 
 from __future__ import annotations
 
-import datetime
 import json
 import re
 
@@ -150,4 +149,6 @@ def day(stamp: int | float | None) -> str | None:
     """A Unix time as the UTC date `YYYY-MM-DD` (None stays None)."""
     if stamp is None:
         return None
+    import datetime  # here: `git strata read` needs no dates, and every module imports this one
+
     return datetime.datetime.fromtimestamp(stamp, datetime.UTC).strftime("%Y-%m-%d")

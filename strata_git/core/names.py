@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from strata_git.errors import BadName
 from strata_git.core.contract import SUFFIX, TIERS
+from strata_git.errors import BadName
 
 MAX_NAME_BYTES = 512
 MAX_COMPONENT_BYTES = 200

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from strata_git.core.config import Config
 from strata_git.core import contract
+from strata_git.core.config import Config
 
 DAY = 86400
 

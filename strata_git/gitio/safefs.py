@@ -11,11 +11,11 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
-from strata_git.errors import NotFound, Refused, too_large
 from strata_git.core import contract
+from strata_git.errors import NotFound, Refused, too_large
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 

@@ -28,12 +28,12 @@ import os
 import time
 from typing import NamedTuple
 
+from strata_git.core import contract
 from strata_git.core.config import Config
 from strata_git.errors import GitFailed, NotFound, Refused
 from strata_git.gitio import git, partial, procs
 from strata_git.gitio.git import Repo, run
 from strata_git.ops import txn
-from strata_git.core import contract
 
 SERVER_SETTINGS = "uploadpack.allowFilter=true and uploadpack.allowAnySHA1InWant=true"
 
@@ -131,7 +131,8 @@ def check_server(repo: Repo, remote: str, url: str) -> None:
     proc = run(["ls-remote", remote, "HEAD"], repo.root, check=False, env={"GIT_TRACE_PACKET": "1"})
     if proc.returncode != 0:
         raise Refused(f"the archive remote {remote} ({git.shown_url(url)}) is unreachable: "
-                      f"{git.error_line(proc.stderr)}; nothing was pruned", "check the url and the network; the next run retries")
+                      f"{git.error_line(proc.stderr)}; nothing was pruned",
+                      "check the url and the network; the next run retries")
     import re
 
     said = [line.split("ls-remote< ", 1)[1] for line in proc.stderr.decode("utf-8", "replace").splitlines()
@@ -151,7 +152,8 @@ def _push(repo: Repo, remote: str, url: str, refspecs: list[str]) -> None:
             raise Refused(f"the archive remote {remote} has commits this clone does not (push rejected, never forced); "
                           "nothing was pruned", f"bring them in first (`git pull {remote}`), then run again")
         reason = git.error_line(proc.stderr) if proc.stderr.strip() else git.error_line(proc.stdout)
-        raise Refused(f"could not push to the archive remote {remote} ({git.shown_url(url)}): {reason}; nothing was pruned",
+        raise Refused(f"could not push to the archive remote {remote} ({git.shown_url(url)}): {reason}; "
+                      "nothing was pruned",
                       "check the url, the network and the server's hooks; the next run retries")
 
 
@@ -331,14 +333,15 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
     # anyway (and a run killed inside `sparse-checkout set` leaves exactly that).
     dirty = [path for code, path in repo.status("archive", untracked="no") if code != " D"]
     if dirty:
-        first = dirty[0][3:].decode("utf-8", "replace")
+        first = dirty[0]
         raise Refused(f"archive/ has uncommitted changes ({first}); nothing was pushed or pruned",
                       f"commit or discard them (`git checkout -- {first}`), then run again")
     if not dry_run:
         _refuse_locks(repo, remote, branch)
         _clear_leftovers(repo)
     before = _git_bytes(repo)
-    missing = len([line for line in repo.git("rev-list", "--objects", "--no-object-names", "--missing=print", head).decode().split() if line.startswith("?")])
+    listed = repo.git("rev-list", "--objects", "--no-object-names", "--missing=print", head).decode().split()
+    missing = len([line for line in listed if line.startswith("?")])
     if dry_run:
         drop = candidates(repo, head)
         return Report(remote, git.shown_url(url), head, 0, len(drop), sum(drop.values()), missing, before, before,
@@ -417,7 +420,8 @@ def borrow(repo: Repo, cfg: Config, blobs: list[str]) -> dict[str, bytes]:
                    input="".join(f"{o}\n" for o in blobs).encode())
         if proc.returncode != 0:
             raise GitFailed(f"could not fetch {len(blobs)} archived blob(s) from {remote} ({git.shown_url(url)}): "
-                            f"{git.error_line(proc.stderr)}", "check that the archive remote is reachable, then try again")
+                            f"{git.error_line(proc.stderr)}",
+                            "check that the archive remote is reachable, then try again")
         return {b: raw for b, raw in zip(blobs, Repo(scratch, scratch).objects(blobs), strict=True) if raw is not None}
     finally:
         import shutil

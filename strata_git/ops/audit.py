@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 
-from strata_git.store import access, history
-from strata_git.core import rules, memory, names
-from strata_git.gitio import safefs
+from strata_git.core import contract, memory, names, rules
 from strata_git.core.config import Config
 from strata_git.errors import StrataError
+from strata_git.gitio import safefs
 from strata_git.gitio.git import Repo
-from strata_git.core import contract
+from strata_git.store import access, history
 
 _FORMAT = f"--format=%H%x00%ct%x00{contract.log_field(contract.MOVE, '%x1e')}%x01"
 
@@ -74,7 +73,8 @@ def why(repo: Repo, cfg: Config, tier: str, name: str, now: int) -> dict:
         "last_changed": contract.day(changed), "age_days": (now - changed) // rules.DAY if changed else None,
         "reads_last_90_days": sum(1 for t in reads if t >= now - 90 * rules.DAY),
         "last_read": contract.day(reads[-1]) if reads else None,
-        "in_tier_since": last_move["date"] if last_move and last_move["to"].startswith(tier + "/") else contract.day(changed),
+        "in_tier_since": (last_move["date"] if last_move and last_move["to"].startswith(tier + "/")
+                          else contract.day(changed)),
         "moved_by": {k: last_move[k] for k in ("action", "rule", "commit", "date")} if last_move else None,
         "would_move_now": decision[0].as_dict() if decision else None,
         "next": rules.next_move(state, reads, cfg, now),

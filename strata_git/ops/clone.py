@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from strata_git.ops import archive
+from strata_git.core import contract
 from strata_git.errors import NotFound, Refused
 from strata_git.gitio import git, partial
 from strata_git.gitio.git import discover, run
-from strata_git.core import contract
+from strata_git.ops import archive
 
 
 class Cloned(NamedTuple):
@@ -41,8 +41,8 @@ def _target(url: str, folder: str | None) -> str:
 def clone(url: str, folder: str | None = None) -> Cloned:
     from strata_git.core import config
     from strata_git.ops import hookshims
-    from strata_git.store import records, index_md, shadow
     from strata_git.ops.sync import sync
+    from strata_git.store import index_md, records, shadow
 
     target = _target(url, folder)
     if "://" not in url and os.path.isdir(url):  # a local path: git would copy it whole, filter or not
@@ -50,11 +50,13 @@ def clone(url: str, folder: str | None = None) -> Cloned:
 
         url = Path(url).resolve().as_uri()  # percent-encoded: a path with spaces or % stays that path
     if os.path.lexists(target) and (not os.path.isdir(target) or os.listdir(target)):
-        raise Refused(f"{target} already exists and is not an empty folder", "give another folder: git strata clone URL DIR")
+        raise Refused(f"{target} already exists and is not an empty folder",
+                      "give another folder: git strata clone URL DIR")
     proc = run(["clone", "-q", "--filter=blob:none", "--no-checkout", "--", url, target], os.getcwd(), check=False)
     if proc.returncode != 0:
         reason = git.error_line(proc.stderr)
-        raise NotFound(f"could not clone {git.shown_url(url)}: {reason}", "check the url and that the server is reachable")
+        raise NotFound(f"could not clone {git.shown_url(url)}: {reason}",
+                       "check the url and that the server is reachable")
     repo = discover(target)
     if not repo.head():
         raise Refused(f"{git.shown_url(url)} has no commits: it is not a memory repository yet",
@@ -67,7 +69,8 @@ def clone(url: str, folder: str | None = None) -> Cloned:
     if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
         raise NotFound(f"cloned into {target}, but it has no {config.CONFIG_PATH}: not a memory repository",
                        f"run `git strata init {target}` to make it one")
-    run(["fetch", "-q", "origin", f"+{contract.ACCESS_REFS}*:{contract.remote_refs('origin', 'access')}*"], repo.root, check=False)
+    access_refs = f"+{contract.ACCESS_REFS}*:{contract.remote_refs('origin', 'access')}*"
+    run(["fetch", "-q", "origin", access_refs], repo.root, check=False)
     sync.fetch_access_blobs(repo, "origin", partial=True)
     # The shadow records in the same pack as their trees: these refs reach nothing but records, so
     # lifting the clone's blob filter for this one fetch brings no memory (50,000 records asked

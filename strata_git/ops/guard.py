@@ -10,15 +10,14 @@ clone has not validated before (the memo in the catalog).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, NamedTuple
 from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 from strata_git.core import config as config_mod
-from strata_git.core import names, secrets
+from strata_git.core import contract, names, secrets
 from strata_git.core.config import Config
 from strata_git.errors import StrataError, too_large
 from strata_git.gitio.git import Repo
-from strata_git.core import contract
 
 if TYPE_CHECKING:
     from strata_git.core.memory import Memo
@@ -48,7 +47,8 @@ def _path_problems(change: Change) -> list[Problem]:
         return [Problem(f"{change.path}: symlinks and submodules are not allowed in a memory repository "
                         "(git-strata never follows links)", "commit a regular file or folder instead")]
     if change.path in names.TIERS:
-        return [Problem(f"{change.path}: it must be a folder", f"move the file aside and restore the {change.path}/ folder")]
+        return [Problem(f"{change.path}: it must be a folder",
+                        f"move the file aside and restore the {change.path}/ folder")]
     tier, name = names.split_path(change.path) or ("", "")
     if not tier:
         return [Problem(f"{change.path}: its name looks like {f.what} (rule {f.rule}); "
@@ -95,7 +95,8 @@ def _content_problems(change: Change, data: bytes, cfg: Config, memo: Memo | Non
         if names.split_path(where) and where.endswith(names.SUFFIX):
             memory.parse(data, where, memo)
         elif b"\0" in data or not _is_utf8(data):
-            return [Problem(f"{where}: it is binary (not UTF-8 text)", "keep binary files out of the memory repository")]
+            return [Problem(f"{where}: it is binary (not UTF-8 text)",
+                            "keep binary files out of the memory repository")]
         elif where == config_mod.CONFIG_PATH:
             import tomllib
 
@@ -181,7 +182,8 @@ def _staged_changes(repo: Repo) -> list[Change]:
 def _sizes(repo: Repo, oids: list[str]) -> dict[str, int]:
     if not oids:
         return {}
-    out = repo.git("cat-file", "--batch-check=%(objectname) %(objectsize)", input="".join(f"{o}\n" for o in oids).encode())
+    out = repo.git("cat-file", "--batch-check=%(objectname) %(objectsize)",
+                   input="".join(f"{o}\n" for o in oids).encode())
     return {oid: int(size) for oid, size in (line.split(" ") for line in out.decode().splitlines())}
 
 

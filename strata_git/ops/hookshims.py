@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import sys
 
+from strata_git.core import contract
 from strata_git.errors import Refused
 from strata_git.gitio.git import Repo
-from strata_git.core import contract
 
 HOOKS, MARKER, CHAINED = contract.HOOKS, contract.SHIM_MARKER, contract.CHAINED
 

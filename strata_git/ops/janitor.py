@@ -12,13 +12,12 @@ import os
 import time
 from typing import NamedTuple
 
-from strata_git.store import access, history, records, summary
-from strata_git.core import rules, memory, names
-from strata_git.ops import archive, txn
+from strata_git.core import contract, memory, names, rules
 from strata_git.core.config import Config
 from strata_git.errors import Refused, StrataError
 from strata_git.gitio.git import Repo, identity_env
-from strata_git.core import contract
+from strata_git.ops import archive, txn
+from strata_git.store import access, history, records, summary
 
 
 class Result(NamedTuple):

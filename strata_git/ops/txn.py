@@ -230,7 +230,8 @@ def _clear_stale_locks(repo: Repo, journal: dict) -> None:
     git cannot tell a stale lock from a live one; see procs.clear_stale_lock()."""
     written = os.stat(_state_path(repo, JOURNAL)).st_mtime
     for lock in _lock_files(repo):
-        procs.clear_stale_lock(repo, lock, owner_alive=lambda: procs.alive(journal.get("pid")), made_by=written + LOCK_SLACK)
+        procs.clear_stale_lock(repo, lock, owner_alive=lambda: procs.alive(journal.get("pid")),
+                               made_by=written + LOCK_SLACK)
 
 
 def recover(repo: Repo) -> str:

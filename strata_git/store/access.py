@@ -18,9 +18,8 @@ import json
 import os
 import time
 
-from strata_git.gitio.git import Repo
 from strata_git.core import contract
-
+from strata_git.gitio.git import Repo
 
 
 def machine_id(repo: Repo) -> str:

@@ -17,16 +17,16 @@ import os
 import sqlite3
 import stat
 import zlib
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
-from collections.abc import Iterable, Iterator
 
-from strata_git.errors import StrataError
+from strata_git.core import contract
 from strata_git.core.entries import Entry, Scan, clean
 from strata_git.core.memory import UNSAFE_TO_DISPLAY
-from strata_git.gitio.git import Repo
 from strata_git.core.names import SUFFIX, TIERS
-from strata_git.core import contract
+from strata_git.errors import StrataError
+from strata_git.gitio.git import Repo
 
 if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch

@@ -16,9 +16,9 @@ import json
 import os
 from typing import NamedTuple
 
-from strata_git.gitio.git import Repo
-from strata_git.core.names import split_path
 from strata_git.core import contract
+from strata_git.core.names import split_path
+from strata_git.gitio.git import Repo
 
 CACHE_VERSION = 2
 _FORMAT = f"--format=%x01%ct {contract.log_field(contract.MOVE)}"
@@ -71,7 +71,8 @@ def last_changed(repo: Repo, at: Head | None) -> dict[str, int]:
     if cached and cached["head"] == at.commit:
         return cached["times"]
     # In the common case the cache is one commit behind: no ancestry check needed.
-    if cached and (cached["head"] in at.parents[:1] or repo.ok("merge-base", "--is-ancestor", cached["head"], at.commit)):
+    if cached and (cached["head"] in at.parents[:1]
+                   or repo.ok("merge-base", "--is-ancestor", cached["head"], at.commit)):
         times = dict(cached["times"])
         _scan(repo, f"{cached['head']}..{at.commit}", times)
     else:

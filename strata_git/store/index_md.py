@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
+from strata_git.core import contract
 from strata_git.core.entries import Entry, Scan, clean
 from strata_git.gitio.git import Repo
-from strata_git.core import contract
 
 # Under the state folder: "<tree> <parent>" of the commit the pre-commit hook wrote index.md for.
 
@@ -195,8 +195,8 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
     """
     import sqlite3
 
-    from strata_git.store import catalog, history
     from strata_git.core.names import split_path
+    from strata_git.store import catalog, history
 
     at = history.head(repo)
     times = history.last_changed(repo, at) if times is None else times  # (a caller that needs them too)

@@ -7,10 +7,9 @@ import hashlib
 import json
 from typing import Any
 
-from strata_git.core import names
+from strata_git.core import contract, names
 from strata_git.gitio.git import Repo
 from strata_git.store import summary
-from strata_git.core import contract
 
 _LOG_FORMAT = (f"--format=%H%x00%cI%x00%an%x00{contract.log_field(contract.VIA)}%x00"
                f"{contract.log_field(contract.AGENT)}%x00{contract.log_field(contract.SUMMARY, '%x1e')}")
@@ -30,7 +29,7 @@ def _last_change(repo: Repo, paths: list[str], moves_too: bool = False) -> tuple
 
 
 def _blob_id(data: bytes, like: str) -> str:
-    digest = hashlib.sha256() if len(like) == 64 else hashlib.sha1()  # noqa: S324 - git's object id
+    digest = hashlib.sha256() if len(like) == 64 else hashlib.sha1()  # git's object id
     digest.update(b"blob %d\0" % len(data))
     digest.update(data)
     return digest.hexdigest()

@@ -25,8 +25,8 @@ import time
 from collections import Counter
 from typing import NamedTuple
 
-from strata_git.gitio.git import Repo
 from strata_git.core import contract
+from strata_git.gitio.git import Repo
 
 VERSION = 2
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a 1 MiB memory's record is about its size: far above any real one
@@ -135,7 +135,8 @@ def refs(repo: Repo) -> dict[str, str]:
                     found[ref] = oid
     except OSError:
         pass
-    for folder in [contract.SHADOW_REFS, *(contract.remote_refs(r, "shadow") for r in _listdir(repo, contract.REMOTE_REFS.rstrip("/")))]:
+    remotes = _listdir(repo, contract.REMOTE_REFS.rstrip("/"))
+    for folder in [contract.SHADOW_REFS, *(contract.remote_refs(r, "shadow") for r in remotes)]:
         for name in _listdir(repo, folder):
             try:
                 with open(os.path.join(repo.git_dir, folder, name), encoding="ascii", errors="replace") as f:
@@ -148,7 +149,8 @@ def refs(repo: Repo) -> dict[str, str]:
 
 
 def _is_shadow(ref: str) -> bool:
-    return (ref.startswith(contract.SHADOW_REFS) and "/" not in ref[len(contract.SHADOW_REFS):]) or bool(_REMOTE.fullmatch(ref))
+    mine = ref.startswith(contract.SHADOW_REFS) and "/" not in ref[len(contract.SHADOW_REFS):]
+    return mine or bool(_REMOTE.fullmatch(ref))
 
 
 def _listdir(repo: Repo, folder: str) -> list[str]:

@@ -19,12 +19,11 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
 
-from strata_git.store import catalog, shadow
-from strata_git.core import entries, names, textindex
-from strata_git.gitio import safefs
+from strata_git.core import contract, entries, names, textindex
 from strata_git.errors import BadName
+from strata_git.gitio import safefs
 from strata_git.gitio.git import Repo
-from strata_git.core import contract
+from strata_git.store import catalog, shadow
 
 if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch
@@ -91,7 +90,8 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> list[tuple[str, flo
             continue
         n = row[0]
         if n > total:  # counts not yet written (inside a transaction): count the rows instead
-            total = db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)").fetchone()[0]
+            total = db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)"
+                               ).fetchone()[0]
         classic = math.log((total - n + 0.5) / (n + 0.5))
         out.append((t, math.log(1 + (total - n + 0.5) / (n + 0.5)) / (classic if classic > 0 else 1e-6)))
     return out

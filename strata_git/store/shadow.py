@@ -27,10 +27,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
 
-from strata_git.store import catalog, records
-from strata_git.core import entries, names, textindex
+from strata_git.core import contract, entries, names, textindex
 from strata_git.gitio.git import Repo
-from strata_git.core import contract
+from strata_git.store import catalog, records
 
 VERSION = "6"  # of how rows are made from records: another value rebuilds them
 MAX_WARNINGS = 20
@@ -65,8 +64,9 @@ def _legacy(repo: Repo, revs: list[str], blobs: set[str], walk: bool = True) -> 
     trailers (before records moved beside history), the newest commit winning."""
     if not blobs or not revs:
         return {}
-    out = repo.git("log", *(() if walk else ("--no-walk=unsorted",)), "--no-renames", contract.grep(contract.LEGACY_SHADOW),
-                   f"--format=%x01%H%x00%(trailers:key={contract.LEGACY_SHADOW},valueonly,unfold,separator=%x1e)", *revs, "--")
+    field = f"%(trailers:key={contract.LEGACY_SHADOW},valueonly,unfold,separator=%x1e)"
+    out = repo.git("log", *(() if walk else ("--no-walk=unsorted",)), "--no-renames",
+                   contract.grep(contract.LEGACY_SHADOW), f"--format=%x01%H%x00{field}", *revs, "--")
     found: dict[str, tuple[str, dict]] = {}
     for item in out.decode("utf-8", "replace").split("\x01")[1:]:
         commit, _, values = item.partition("\0")

@@ -28,10 +28,9 @@ import subprocess
 import time
 from typing import NamedTuple
 
-from strata_git.core import memory
+from strata_git.core import contract, memory
 from strata_git.core.config import Config
 from strata_git.gitio.git import Repo
-from strata_git.core import contract
 
 MAX_BYTES = 8 * 1024
 _DECISION = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?(?:decision|decided|outcome|result|conclusion|resolved|"
@@ -196,8 +195,8 @@ def gist(text: str) -> str:
 def read(root: str, name: str) -> str | None:
     """The summary's text; None when there is none or it cannot be read (a summary made larger by
     hand is cut at 32 KiB rather than failing every listing that shows it)."""
-    from strata_git.gitio import safefs
     from strata_git.errors import StrataError
+    from strata_git.gitio import safefs
 
     if safefs.kind(root, path(name)) != "file":
         return None

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import os
 
-from strata_git.ops.sync import merge
-from strata_git.core import names
-from strata_git.gitio import safefs
+from strata_git.core import contract, names
 from strata_git.core.config import Config
 from strata_git.errors import NotFound, Refused
+from strata_git.gitio import safefs
 from strata_git.gitio.git import Repo
 from strata_git.ops import txn
+from strata_git.ops.sync import merge
 from strata_git.ops.txn import Change
 from strata_git.store import index_md
-from strata_git.core import contract
 
 KEEP = ("current", "copy", "both")
 HEAD_BYTES = 4096  # the provenance line is the first in the file

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import os
 
-from strata_git.ops.sync import merge
-from strata_git.gitio import procs
-from strata_git.ops import txn
-from strata_git.core import names
+from strata_git.core import contract, names
 from strata_git.core.config import Config
+from strata_git.gitio import procs
 from strata_git.gitio.git import Repo, run
-from strata_git.core import contract
+from strata_git.ops import txn
+from strata_git.ops.sync import merge
 
 
 def status(repo: Repo) -> list[tuple[str, str]]:

@@ -34,9 +34,8 @@ import os
 from collections.abc import Callable
 from typing import NamedTuple
 
-from strata_git.core import names
+from strata_git.core import contract, names
 from strata_git.gitio.git import Repo, run
-from strata_git.core import contract
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ZERO = "0" * 40

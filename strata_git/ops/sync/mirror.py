@@ -6,12 +6,12 @@ credentials: `git config --add strata.mirror NAME`.
 
 from __future__ import annotations
 
-from strata_git.store import access
-from strata_git.gitio import git
+from strata_git.core import contract
 from strata_git.errors import NotFound
+from strata_git.gitio import git
 from strata_git.gitio.git import Repo, run
 from strata_git.ops.sync.remotes import Where, where
-from strata_git.core import contract
+from strata_git.store import access
 
 
 def push_mirrors(repo: Repo, w: Where, branch: str) -> dict[str, str]:

@@ -26,18 +26,17 @@ import subprocess
 from collections.abc import Callable
 from typing import NamedTuple
 
-from strata_git.store import access, records
-from strata_git.ops import archive
-from strata_git.ops.sync import localedits, merge, mirror
-from strata_git.ops.sync.remotes import Where, where
-from strata_git.gitio import git
-from strata_git.ops import txn
-from strata_git.gitio.partial import absent, is_pruned
+from strata_git.core import contract
 from strata_git.core.config import Config
 from strata_git.errors import GitFailed, Refused
+from strata_git.gitio import git
 from strata_git.gitio.git import Repo, run
 from strata_git.gitio.git import start as run_in_background
-from strata_git.core import contract
+from strata_git.gitio.partial import absent, is_pruned
+from strata_git.ops import archive, txn
+from strata_git.ops.sync import localedits, merge, mirror
+from strata_git.ops.sync.remotes import Where, where
+from strata_git.store import access, records
 
 ATTEMPTS = 5
 TRACKING = "refs/remotes/{remote}/"
