@@ -4,6 +4,7 @@ config, fixed identities and dates, and no GIT_* variables from the outside."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,23 +15,28 @@ BIN = Path(sys.executable).parent
 FIXED_DATE = "2026-11-01T12:00:00+00:00"
 
 
-@pytest.fixture(autouse=True)
-def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _hermetic_env(home: Path, set_env, del_env) -> None:
+    """No system or global git config, fixed identities and dates, no GIT_* variables from outside."""
     for key in list(os.environ):
         if key.startswith(("GIT_", "STRATA_")) or key in ("EDITOR", "VISUAL"):
-            monkeypatch.delenv(key)
+            del_env(key)
+    set_env("HOME", str(home))
+    set_env("XDG_CONFIG_HOME", str(home / ".config"))
+    set_env("GIT_CONFIG_NOSYSTEM", "1")
+    set_env("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    for role in ("AUTHOR", "COMMITTER"):
+        set_env(f"GIT_{role}_NAME", "Test User")
+        set_env(f"GIT_{role}_EMAIL", "test@example.invalid")
+        set_env(f"GIT_{role}_DATE", FIXED_DATE)
+    set_env("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    set_env("LC_ALL", "C.UTF-8")
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    for role in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{role}_NAME", "Test User")
-        monkeypatch.setenv(f"GIT_{role}_EMAIL", "test@example.invalid")
-        monkeypatch.setenv(f"GIT_{role}_DATE", FIXED_DATE)
-    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    _hermetic_env(home, monkeypatch.setenv, monkeypatch.delenv)
     return home
 
 
@@ -48,13 +54,28 @@ def strata(cwd: Path, *args: str, input: bytes | None = None, env: dict | None =
                           input=input if input is not None else b"", env=full_env, timeout=120)
 
 
-@pytest.fixture
-def mem(tmp_path: Path) -> Path:
-    """A freshly initialized memory repository."""
+@pytest.fixture(scope="session")
+def initialized(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One memory repository made by `git strata init` in the tests' environment, once per test
+    process: `mem` copies it (init costs about 60 ms, a copy about 3 ms)."""
     from strata_git.app.init import init
 
+    base = tmp_path_factory.mktemp("initialized")
+    (base / "home").mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        _hermetic_env(base / "home", mp.setenv, mp.delenv)
+        init(str(base / "mem"))
+    return base / "mem"
+
+
+@pytest.fixture
+def mem(tmp_path: Path, initialized: Path) -> Path:
+    """A freshly initialized memory repository: a copy of `initialized`, so it is exactly what
+    init makes (commit ids included: identities and dates are fixed), in this test's own folder.
+    Copies get new inodes, so git and the catalog see every file as possibly changed and check
+    it again, as they would after any copy."""
     root = tmp_path / "mem"
-    init(str(root))
+    shutil.copytree(initialized, root, symlinks=True)
     return root
 
 

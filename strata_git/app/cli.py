@@ -346,6 +346,8 @@ def _date(stamp: int) -> str:
 
 
 def cmd_janitor(args: argparse.Namespace) -> int:
+    from strata_git.core.names import display
+
     result = _vault().janitor(dry_run=args.dry_run, now=_when(args))
     plan = result.plan
     lines = [f"{'plan' if args.dry_run else 'janitor'}: {plan.summary()}"
@@ -354,7 +356,7 @@ def cmd_janitor(args: argparse.Namespace) -> int:
         src, dst = m.paths
         read = f", last read {_date(m.last_read)}" if m.last_read else ""
         lines.append(f"  {m.action:<8} {src} -> {dst}  [{m.rule}; age {m.age_days} d, {m.reads} read(s){read}]")
-    lines += [f"  skipped  {s.name[:-3]}: {s.reason}" for s in plan.skipped]
+    lines += [f"  skipped  {display(s.name)}: {s.reason}" for s in plan.skipped]
     if result.recovered not in ("clean", "not checked (dry run)"):
         lines.append(f"note: an interrupted cycle was {result.recovered}")
     if result.archive and "error" in result.archive:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from strata_git.core import config, contract, shipped
 from strata_git.errors import Refused
 from strata_git.gitio.git import Repo, discover, require_identity, run
-from strata_git.ops import hookshims
+from strata_git.ops import hookshims, txn
 from strata_git.store import index_md
 
 FOLDERS = ("active/projects", "active/entities", "active/gtd", "cooled", "archive")
@@ -130,8 +130,7 @@ def init(path: str = ".") -> InitResult:
     commit = None
     if uncommitted:
         # -f: every clone needs these files, even where the user's ignore rules (say `.*`) match them.
-        repo.git("add", "-f", "--", *uncommitted)
-        commit = repo.commit(uncommitted, "strata: init memory repository",
-                             contract.trailers({contract.ACTION: "init"}))
+        commit = txn.commit(repo, uncommitted, lambda: repo.git("add", "-f", "--", *uncommitted),
+                            "strata: init memory repository", {contract.ACTION: "init"}, restore=False)
     index_md.refresh(repo, config.load(repo.root, repo.state_dir()).max_memory_bytes)
     return InitResult(repo.root, uncommitted, installed, commit, notes)

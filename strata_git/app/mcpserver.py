@@ -149,8 +149,8 @@ class Server:
              limit: Annotated[int, Field(ge=1, le=1000)] = 200, offset: Annotated[int, Field(ge=0)] = 0) -> str:
         entries = self.vault().list(tier=tier, type=type)
         page = entries[offset:offset + limit]
-        lines = [f"{e.tier} · {e.name[:-3]} · {e.type} · {e.title}" + (f" · #{' #'.join(e.tags)}" if e.tags else "")
-                 for e in page]
+        lines = [f"{e.tier} · {names.display(e.name)} · {e.type} · {e.title}"
+                 + (f" · #{' #'.join(e.tags)}" if e.tags else "") for e in page]
         more = f"{len(entries)} memories; showing {offset + 1 if page else 0}-{offset + len(page)}" + \
             (f"; call list with offset={offset + len(page)} for more" if offset + len(page) < len(entries) else "")
         return self._served([({"part": "list"}, "\n".join(lines) or "(none)")], more)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from strata_git.core import contract, hygiene, memory
+from strata_git.core import contract, hygiene, memory, names
 from strata_git.core.entries import Entry
 from strata_git.errors import BadName
 
@@ -67,7 +67,7 @@ def _day(stamp: int | None) -> str:
 
 
 def _line(entry: Entry, day: str, short: bool = False) -> str:
-    shown = memory.UNSAFE_TO_DISPLAY.sub(" ", entry.name[:-3])
+    shown = memory.UNSAFE_TO_DISPLAY.sub(" ", names.display(entry.name))
     if short:
         return f"- `{shown}`\n"
     tags = " " + " ".join(f"#{t}" for t in entry.tags) if entry.tags else ""
@@ -75,7 +75,7 @@ def _line(entry: Entry, day: str, short: bool = False) -> str:
 
 
 def _rejection(entry: Entry) -> str:
-    shown = memory.UNSAFE_TO_DISPLAY.sub(" ", entry.name[:-3])
+    shown = memory.UNSAFE_TO_DISPLAY.sub(" ", names.display(entry.name))
     return f"- `{shown}`: {entry.title}\n" if entry.title and entry.title != shown else f"- `{shown}`\n"
 
 
@@ -113,7 +113,7 @@ def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], s
             held[1].append(text)
         else:
             blocks.append((block, [text]))
-        chosen[kind].append(name[:-3])
+        chosen[kind].append(names.display(name))
         return True
 
     lists = {"part": "lists", "flags": list_flags}
@@ -142,12 +142,12 @@ def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], s
             body = memory.split(read(entry), entry.path)[1].strip("\n") + "\n"
         except Exception:  # noqa: BLE001 - a memory that cannot be read now is left out, not fatal
             continue
-        header = {"name": entry.name[:-3], "type": entry.type, "changed": _day(times.get(entry.name)),
+        header = {"name": names.display(entry.name), "type": entry.type, "changed": _day(times.get(entry.name)),
                   "flags": hygiene.flags(body + entry.name)}
         add(header, body, entry.name, "full", limit=budget - reserved)
     full = set(chosen["full"])
     for entry in rest:
-        if entry.name[:-3] in full:
+        if names.display(entry.name) in full:
             continue
         text = ("## Other active memories (read one by name)\n" if not chosen["listed"] else "") + lines[entry.name]
         if not add(router, text, entry.name, "listed"):

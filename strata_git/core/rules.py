@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from strata_git.core import contract
+from strata_git.core import contract, names
 from strata_git.core.config import Config
 
 DAY = 86400
@@ -51,7 +51,7 @@ class Move(NamedTuple):
 
     def as_dict(self) -> dict:
         src, dst = self.paths
-        return {"action": self.action, "name": self.name[:-3], "from": src, "to": dst, "rule": self.rule,
+        return {"action": self.action, "name": names.display(self.name), "from": src, "to": dst, "rule": self.rule,
                 "age_days": self.age_days, "last_read": self.last_read, "reads": self.reads}
 
     def trailer(self) -> dict:
@@ -79,7 +79,7 @@ class Plan(NamedTuple):
     def as_dict(self) -> dict:
         return {"head": self.head, "now": self.now, "summary": self.summary(),
                 "moves": [m.as_dict() for m in self.moves],
-                "skipped": [{"name": s.name[:-3], "reason": s.reason} for s in self.skipped]}
+                "skipped": [{"name": names.display(s.name), "reason": s.reason} for s in self.skipped]}
 
 
 def _reads_since(reads: Iterable[int], since: int) -> int:

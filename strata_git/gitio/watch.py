@@ -1,7 +1,7 @@
 """Which live memories changed, told by the kernel, for a process that searches again and again.
 
 A one-shot command brings the catalog in line by a stat of every file in active/ and
-cooled/ (catalog.sync): exact, and about 15 ms at 5,000 memories. A long-running process
+cooled/ (catalog.rescan): exact, and about 15 ms at 5,000 memories. A long-running process
 (`git strata mcp`) instead watches those folders with inotify and, before each query,
 re-examines only the paths the kernel reported. Whenever the events cannot tell the whole
 story it says so and the caller falls back to the full scan: on the first query, after the
@@ -61,7 +61,7 @@ class Watch:
     def _add_tree(self, folder: str) -> None:
         path = os.path.join(self.root, folder)
         if os.path.islink(path) or not os.path.isdir(path):
-            return  # a link is never followed (catalog.sync reports it as a stray)
+            return  # a link is never followed (catalog.rescan reports it as a stray)
         self._add(folder, self._mask | flags.ONLYDIR)
         try:
             items = list(os.scandir(path))

@@ -32,7 +32,7 @@ class Result(NamedTuple):
         return {**self.plan.as_dict(), "commit": self.commit, "recovered": self.recovered,
                 "flushed_access_records": self.flushed, "applied": self.commit is not None,
                 "archive": self.archive,
-                "summaries": [{"name": m.name[:-3], "made": m.text is not None, "why": m.why}
+                "summaries": [{"name": names.display(m.name), "made": m.text is not None, "why": m.why}
                               for m in self.summaries]}
 
 

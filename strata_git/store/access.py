@@ -19,7 +19,7 @@ import os
 import time
 
 from strata_git.core import contract
-from strata_git.gitio.git import Repo
+from strata_git.gitio.git import Repo, identity_env
 
 
 def machine_id(repo: Repo) -> str:
@@ -131,8 +131,7 @@ def flush(repo: Repo, author: tuple[str, str]) -> int:
         text = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in kept + new)
         blob = repo.git("hash-object", "-w", "--stdin", input=text.encode("utf-8")).decode().strip()
         tree = repo.git("mktree", input=f"100644 blob {blob}\t{contract.ACCESS_BLOB}\n".encode()).decode().strip()
-        env = {"GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1],
-               "GIT_COMMITTER_NAME": author[0], "GIT_COMMITTER_EMAIL": author[1]}
+        env = identity_env(*author)
         parents = ["-p", old] if old else []
         # Only the janitor writes this machine's ref, under the repository lock: a lock file left
         # beside it comes from a flush that was killed.

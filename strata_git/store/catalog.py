@@ -258,12 +258,12 @@ def entries(db: sqlite3.Connection, tier: str | None = None, folder: str | None 
 
 def scan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024) -> Scan:
     """Walk the whole working tree, bring the database in line, return every memory."""
-    strays = sync(repo, db, limit)
+    strays = rescan(repo, db, limit)
     return Scan(entries(db), sorted(strays))
 
 
-def sync(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: tuple[str, ...] = TIERS,
-         watch: Watch | None = None) -> list[str]:
+def rescan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: tuple[str, ...] = TIERS,
+           watch: Watch | None = None) -> list[str]:
     """Bring the rows of `tiers` in line with the working tree (re-reading only files whose
     size, mtime or inode changed); the strays found. With a `watch` on exactly those tiers, only
     the paths the kernel reported are re-examined when it can tell (strays are then not listed)."""
@@ -274,7 +274,7 @@ def sync(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: tu
             if changed:
                 update(repo, db, changed, limit)
             return []
-        strays = sync(repo, db, limit, tiers)
+        strays = rescan(repo, db, limit, tiers)
         watch.scanned(born)
         return strays
     found: list[tuple[str, os.stat_result]] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-from strata_git.core import contract
+from strata_git.core import contract, names
 from strata_git.core.entries import Entry, Scan, clean
 from strata_git.gitio.git import Repo
 
@@ -34,7 +34,7 @@ def _shown(folder: str) -> str:
 
 
 def _line(entry: Entry, day: str) -> str:
-    shown = entry.name[:-3]
+    shown = names.display(entry.name)
     if entry.problem:
         return f"- `{shown}` · INVALID: {entry.problem} · {day}"
     tags = " · " + " ".join(f"#{t}" for t in entry.tags) if entry.tags else ""
@@ -68,7 +68,7 @@ def _summaries(root: str | None, members: list[Entry], times: dict[str, int]) ->
         if len(lines) == SUMMARY_LINES:
             more += 1
             continue
-        lines.append(f"  - `{e.name[:-3]}`: {clean(summary.gist(summary.read(root, e.name) or ''))[:160]}")
+        lines.append(f"  - `{names.display(e.name)}`: {clean(summary.gist(summary.read(root, e.name) or ''))[:160]}")
     return lines + ([f"  - and {more} more summaries: `git strata read NAME --summary`"] if more else [])
 
 
@@ -201,8 +201,8 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
     at = history.head(repo)
     times = history.last_changed(repo, at) if times is None else times  # (a caller that needs them too)
     if commit is not None:
-        names = [where[1] for where in map(split_path, commit[0]) if where]
-        times = {**times, **dict.fromkeys(names, commit[1])}
+        committed = [where[1] for where in map(split_path, commit[0]) if where]
+        times = {**times, **dict.fromkeys(committed, commit[1])}
     base, paths = (at.tree if at else None, commit[0]) if commit else (moved[1], moved[0]) if moved else (None, [])
     reflects = commit[2] if commit else (at.tree if at else "")
     if base and any(p.startswith("archive/") for p in paths):

@@ -69,5 +69,5 @@ def summary_provenance(repo: Repo, name: str) -> dict[str, Any]:
     if len(fields) < 6 or _changed_since(repo, [path], None, blobs):
         return {"via": "uncommitted"}
     commit, when, author, _, _, records = fields[:6]
-    made = any(f'"name":{json.dumps(name[:-3], ensure_ascii=False)}' in r for r in records.split("\x1e"))
+    made = any(f'"name":{json.dumps(names.display(name), ensure_ascii=False)}' in r for r in records.split("\x1e"))
     return {"via": "janitor" if made else "edited", "author": author, "at": when, "commit": commit[:12]}

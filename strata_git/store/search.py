@@ -153,7 +153,7 @@ def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limi
     for attempt in (1, 2):
         try:
             with catalog.connect(repo) as db:
-                catalog.sync(repo, db, max_bytes, catalog.SEARCHED, watch)
+                catalog.rescan(repo, db, max_bytes, catalog.SEARCHED, watch)
                 shadow.refresh_in(repo, db)
                 db.commit()  # FTS5 writes its counts (see indexed_count) when a transaction commits
                 return _query(db, terms, where, args, limit)

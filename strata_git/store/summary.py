@@ -28,7 +28,7 @@ import subprocess
 import time
 from typing import NamedTuple
 
-from strata_git.core import contract, memory
+from strata_git.core import contract, memory, names
 from strata_git.core.config import Config
 from strata_git.gitio.git import Repo
 
@@ -48,7 +48,7 @@ class Made(NamedTuple):
     why: str  # how it was made, or why it was not
 
     def trailer(self, mode: str) -> str:
-        record = {"name": self.name[:-3], "mode": mode, "made": self.text is not None, "why": self.why}
+        record = {"name": names.display(self.name), "mode": mode, "made": self.text is not None, "why": self.why}
         return f"{contract.SUMMARY}: {contract.trailer_value(record)}"
 
 

@@ -51,7 +51,7 @@ def open_conflicts(root: str, active_names: list[str], tracked: list[str] = ()) 
                 continue  # text without the line: resolved by hand, now a memory of its own
             except UnicodeDecodeError:
                 info = {}  # a binary memory's copy: its name is the only mark
-        found.append({"name": match["of"], "copy": name[:-3], "from": info.get("from"),
+        found.append({"name": match["of"], "copy": names.display(name), "from": info.get("from"),
                       "commit": info.get("commit"), "at": info.get("at"), "memory": True})
     for path in sorted(tracked):
         match = contract.CONFLICT_FILE_COPY.match(path)
@@ -82,7 +82,7 @@ def resolution(root: str, name: str, copy: str, keep: str) -> tuple[dict[str, by
                       "current: keep the version in place; copy: take the copy's; both: keep both as memories")
     place, beside = f"active/{name}", f"active/{copy}"
     raw = safefs.read(root, beside, 1 << 62)
-    shown = name[:-3]
+    shown = names.display(name)
     if keep == "current":
         return {beside: None}, f"strata: resolve {shown}: kept the version in place"
     if keep == "both":

@@ -119,11 +119,11 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str,
         with open(marker, "w", encoding="ascii") as f:
             f.write(f"{os.getpid()}\n")
         try:
-            if new:
-                repo.git("add", "--", *new)
             paths = [c.path for c in good]
-            repo.commit(paths, f"strata: sync commits {len(paths)} local edit{'s' if len(paths) != 1 else ''}",
-                        contract.trailers({contract.SYNC: "uncommitted edits in active/, committed before syncing"}))
+            # restore=False: these are a person's edits; a failed commit leaves them as they are.
+            txn.commit(repo, paths, lambda: repo.git("add", "--", *new) if new else None,
+                       f"strata: sync commits {len(paths)} local edit{'s' if len(paths) != 1 else ''}",
+                       {contract.SYNC: "uncommitted edits in active/, committed before syncing"}, restore=False)
         finally:
             os.unlink(marker)
     return [c.path for c in good], left

@@ -284,11 +284,6 @@ def copy_path(version: Version, tag: str, like: str | None = None) -> str:
     return contract.conflict_copy(version.path, tag)
 
 
-def _folders(path: str) -> list[str]:
-    parts = path.split("/")[:-1]
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
-
-
 def _in_trees(repo: Repo, commits: list[str], paths: list[str]) -> set[str]:
     """Which of `paths` (files or folders) exist in any of `commits` (trees only: no blob read)."""
     found: set[str] = set()
@@ -321,7 +316,7 @@ def place_copies(repo: Repo, merger: Merger, decisions: list[Decision], commits:
             continue
         like = d.result.path if d.result is not None else None
         width, path = 8, copy_path(d.beside, d.beside.blob[:8], like)
-        while path in taken or path in existing or any(f in taken for f in _folders(path)):
+        while path in taken or path in existing or any(f in taken for f in names.folders(path)):
             width += 1  # 41 and on: the whole id, then -1, -2, ...
             path = copy_path(d.beside, d.beside.blob[:width] + (f"-{width - 40}" if width > 40 else ""), like)
             existing |= _in_trees(repo, commits, [path])

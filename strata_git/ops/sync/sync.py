@@ -240,8 +240,7 @@ def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, 
                              lambda blobs: _fetch_absent(repo, w.remote, w.partial, blobs))
         if dry_run:
             return "would merge", ours, merged.decisions, []
-        identity = {"GIT_AUTHOR_NAME": cfg.janitor_name, "GIT_AUTHOR_EMAIL": cfg.janitor_email,
-                    "GIT_COMMITTER_NAME": cfg.janitor_name, "GIT_COMMITTER_EMAIL": cfg.janitor_email}
+        identity = git.identity_env(cfg.janitor_name, cfg.janitor_email)
         new = repo.git("commit-tree", merged.tree, "-p", ours, "-p", theirs,
                        input=_message(w.remote, branch, theirs, merged).encode("utf-8"), env=identity).decode().strip()
         how, decisions = "merge", merged.decisions
@@ -343,7 +342,8 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
             return Result(w.remote, git.shown_url(w.url), branch, start, committed, left, integrated, incoming,
                           outgoing, [_decision(d) for d in decisions], False, rewound, attempt, {}, True)
         if head != start:
-            _refresh(repo, cfg, (changed, ours) if changed and ours else None)
+            # Only `changed` differ from `ours`, which the catalog may reflect; else a full scan.
+            txn.follow_head(repo, cfg, since=ours, paths=changed if changed and ours else None)
         specs = [f"{head}:refs/heads/{branch}"] if head and head != theirs else []
         for ref, there in ((mine, mine_there), (shadow_mine, shadow_there)):
             if refs.get(ref) and refs.get(ref) != refs.get(there):
@@ -359,13 +359,3 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
         before = theirs
     raise Refused(f"{w.remote} kept changing: {ATTEMPTS} rounds in a row another machine pushed first; "
                   "everything here is committed", "run `git strata sync` again")
-
-
-def _refresh(repo: Repo, cfg: Config, moved: tuple[list[str], str] | None) -> None:
-    """index.md and the shadow index follow HEAD now (the search index follows on its next query).
-    `moved`: (paths, commit) when only those paths changed since `commit`, which the catalog may reflect."""
-    from strata_git.store import index_md, shadow
-
-    tree = repo.git("rev-parse", f"{moved[1]}^{{tree}}").decode().strip() if moved else None
-    index_md.refresh(repo, cfg.max_memory_bytes, moved=(moved[0], tree) if moved else None)
-    shadow.refresh(repo)
