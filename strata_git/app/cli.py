@@ -44,7 +44,10 @@ COMMANDS: dict[str, str] = {
     "context": "print the boot context an agent loads after a restart: rejections, decisions, recent memories",
     "stats": "memories and bytes per tier, migrations per week, reads, index freshness, tokens and bytes saved",
     "mcp": "run the MCP server on stdio (for agents: see the README for registering it)",
-    "hook": "run a hook's work (called by the installed shims)",
+    "hook": "run a hook's work (called by the installed shims; `hook agent EVENT` by agent harnesses)",
+    "capture": "turn an agent transcript (Claude Code or Codex JSONL) into typed memories, "
+               "from where the last capture stopped",
+    "agent": "install or uninstall the Claude Code / Codex hooks and MCP server entry (`agent install claude-code`)",
 }
 
 
@@ -240,7 +243,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from strata_git.app import mcpserver
 
-    return mcpserver.main(agent=args.agent)
+    return mcpserver.main(agent=args.agent, path=args.memory or ".")
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
@@ -520,7 +523,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, default=None, help="token budget (default 1000; estimate: UTF-8 bytes / 3)")
     p.add_argument("--type", help="only memories of this type beside the rejections and decisions")
     add("stats", cmd_stats)
-    add("mcp", cmd_mcp).add_argument("--agent", help="the agent's name, recorded with every change it makes")
+    p = add("mcp", cmd_mcp)
+    p.add_argument("--agent", help="the agent's name, recorded with every change it makes")
+    p.add_argument("--memory", metavar="PATH", help="the memory repository (default: the one here)")
     p = add("edit", cmd_edit)
     p.add_argument("name", help="active memory to edit")
     p.add_argument("--recall", action="store_true", help="if it is cooled or archived, bring it back first")
@@ -566,6 +571,19 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--now", metavar="WHEN", help="explain as if it were WHEN")
     add("install-hooks", cmd_install_hooks)
     add("uninstall-hooks", cmd_uninstall_hooks)
+    p = add("capture", cmd_capture)
+    p.add_argument("transcript", help="the transcript file (the harness's transcript_path)")
+    p.add_argument("--format", choices=("auto", "claude-code", "codex"), default="auto",
+                   help="the transcript's format (default: told by its first line)")
+    p.add_argument("--session", help="the session id (default: the one the transcript names)")
+    p = add("agent", cmd_agent)
+    p.add_argument("action", choices=("install", "uninstall"))
+    p.add_argument("harness", choices=("claude-code", "codex"))
+    p.add_argument("--scope", choices=("project", "user"), default="project",
+                   help="project: the project's own config files (default); user: your home folder's")
+    p.add_argument("--memory", metavar="PATH", help="the memory repository the hooks use (default: the one here)")
+    p.add_argument("--project", metavar="DIR", help="the project folder for --scope project (default: here)")
+    p.add_argument("--dry-run", action="store_true", help="print the diff of each file; change nothing")
     p = add("hook", cmd_hook)
     p.add_argument("hook_name", metavar="HOOK", help="pre-commit, post-commit, post-checkout, post-merge, post-rewrite")
     p.add_argument("hook_args", nargs="*", help="arguments git passed to the hook")
@@ -582,8 +600,72 @@ def _crash_log() -> str:
     return path
 
 
+def run_agent_hook(args: list[str]) -> int:
+    """`git strata hook agent EVENT [--harness H] [--memory PATH]`: the harness's JSON on stdin, the
+    answer on stdout, exit 0 always (see agents.py: every hook fails open, bad arguments too)."""
+    from strata_git.app import agents
+
+    event = args[0] if args else ""
+    options = dict(zip(args[1::2], args[2::2], strict=False))
+    harness = options.get("--harness", "claude-code")
+    try:
+        stdin = sys.stdin.buffer.read(agents.MAX_STDIN + 1)
+    except OSError:
+        stdin = b""
+    print(agents.hook(event, harness if harness in agents.HARNESSES else "claude-code", options.get("--memory"), stdin))
+    return 0
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    from strata_git.ops import capture
+
+    vault = _vault()
+    r = capture.capture(vault.repo, vault.cfg, args.transcript, args.format, args.session)
+    if r.lines is None:
+        text = f"nothing new in {args.transcript} (session {r.session})"
+    else:
+        text = (f"captured lines {r.lines[0]}-{r.lines[1]} of session {r.session} ({r.harness}): "
+                f"{len(r.memories)} memories, {r.skipped} line(s) skipped, {r.redacted} secret(s) redacted"
+                + (f" (commit {r.commit[:12]})" if r.commit else ""))
+        text += "".join(f"\n  {name}" for name in r.memories)
+    _emit(args, r.as_dict(), text)
+    return 0
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    from strata_git.app import agents
+    from strata_git.app.vault import Vault
+
+    home = os.path.expanduser("~")
+    # uninstall needs no memory repository: it removes whatever entries git-strata added
+    memory = Vault.open(args.memory or ".").repo.root if args.action == "install" else (args.memory or "")
+    project = os.path.abspath(args.project or ".")
+    originals = agents.load_originals(home)
+    changes = agents.plan(args.harness, args.scope, memory, project, home, args.action == "install", originals)
+    if not args.dry_run:
+        if args.action == "install":
+            for c in changes:
+                originals.setdefault(c.path, None if c.before is None else c.before.decode("utf-8", "replace"))
+        agents.apply(changes, originals)
+        if args.action == "uninstall":
+            for c in changes:
+                originals.pop(c.path, None)
+                if c.after is None:
+                    originals.pop(os.path.dirname(c.path) + "/", None)
+        agents.save_originals(home, originals)
+    text = agents.diff(changes) if args.dry_run else "\n".join(
+        f"{'would change' if args.dry_run else 'changed'} {c.path}" for c in changes)
+    _emit(args, {"action": args.action, "harness": args.harness, "scope": args.scope, "memory": memory,
+                 "dry_run": args.dry_run, "files": [c.path for c in changes],
+                 "diff": agents.diff(changes) if args.dry_run else ""},
+          text or f"nothing to change: {args.harness} is already {args.action}ed at {args.scope} scope")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["hook", "agent"]:
+        return run_agent_hook(argv[2:])
     if len(argv) >= 2 and argv[0] == "hook" and not any(a.startswith("-") for a in argv[1:]):
         # The hook path skips argparse: every commit pays for what is imported here.
         return _run(lambda: run_hook(argv[1]), as_json=False)

@@ -39,7 +39,8 @@ class Status(NamedTuple):
         return self._asdict()
 
 
-def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None = None) -> boot.Context:
+def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None = None,
+            standing_only: bool = False) -> boot.Context:
     """The boot context (see core/context.py): rejections, decisions, recent memories, the router."""
     budget = boot.check_budget(boot.DEFAULT_BUDGET if budget is None else budget)
     times = history.last_changed(repo, history.head(repo))
@@ -48,7 +49,7 @@ def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None
     def read(entry) -> str:
         return safefs.read(repo.root, entry.path, cfg.max_memory_bytes).decode("utf-8", "replace")
 
-    return boot.build(entries, times, read, repo.head(), budget, type)
+    return boot.build(entries, times, read, repo.head(), budget, type, standing_only)
 
 
 def status(repo: Repo, cfg: Config) -> Status:

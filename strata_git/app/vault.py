@@ -151,11 +151,12 @@ class Vault:
 
     # -- reports ------------------------------------------------------------------------------------
 
-    def context(self, budget: int | None = None, type: str | None = None) -> Context:
-        """The boot context: rejections, decisions, recent memories, the router."""
+    def context(self, budget: int | None = None, type: str | None = None, standing_only: bool = False) -> Context:
+        """The boot context: rejections, decisions, recent memories, the router (`standing_only`:
+        the rejections and decisions alone)."""
         from strata_git.app import reports
 
-        return reports.context(self.repo, self.cfg, budget, type)
+        return reports.context(self.repo, self.cfg, budget, type, standing_only)
 
     def status(self) -> Status:
         from strata_git.app import reports

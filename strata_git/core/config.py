@@ -33,6 +33,9 @@ class Config(NamedTuple):
     sync_remote: str = "origin"
     max_memory_bytes: int = 1024 * 1024
     check_secrets: bool = True
+    agent_prompt_hints: bool = False  # UserPromptSubmit names the memories most relevant to a prompt
+    agent_context_chars: int = 9000  # what the SessionStart hook may add (Claude Code takes ~10,000)
+    agent_prompt_min_score: float = 3.0  # a memory scoring less is not named to a prompt
     source: str = "(defaults)"
 
     def cool_rule(self, name: str) -> tuple[int | None, str]:
@@ -58,6 +61,8 @@ class Config(NamedTuple):
             "sync": {"remote": self.sync_remote},
             "limits": {"max_memory_bytes": self.max_memory_bytes},
             "hooks": {"secrets": self.check_secrets},
+            "agent": {"prompt_hints": self.agent_prompt_hints, "prompt_min_score": self.agent_prompt_min_score,
+                      "context_chars": self.agent_context_chars},
             "source": self.source,
         }
 
@@ -98,6 +103,12 @@ def _seconds(v: Any) -> int:
     return v
 
 
+def _score(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < 1e6:
+        raise ValueError("must be a number from 0 up")
+    return float(v)
+
+
 def _days_or_never(v: Any) -> int | None:
     return None if v == "never" else _count(v)
 
@@ -114,6 +125,8 @@ _SCHEMA: dict[str, dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "sync": {"remote": ("sync_remote", _string)},
     "limits": {"max_memory_bytes": ("max_memory_bytes", _count)},
     "hooks": {"secrets": ("check_secrets", _flag)},
+    "agent": {"prompt_hints": ("agent_prompt_hints", _flag), "prompt_min_score": ("agent_prompt_min_score", _score),
+              "context_chars": ("agent_context_chars", _count)},
 }
 
 

@@ -80,14 +80,17 @@ def _rejection(entry: Entry) -> str:
 
 
 def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], str], head: str | None,
-          budget: int = DEFAULT_BUDGET, type: str | None = None) -> Context:
-    """The boot context of the active memories in `entries`; `read` gives a memory's text."""
+          budget: int = DEFAULT_BUDGET, type: str | None = None, standing_only: bool = False) -> Context:
+    """The boot context of the active memories in `entries`; `read` gives a memory's text.
+    `standing_only`: the rejections and decisions alone (after a compaction, whose summary
+    already holds what the session was doing)."""
     check_budget(budget)
     active = [e for e in entries if e.tier == "active" and not e.problem]
     newest = sorted(active, key=lambda e: (-times.get(e.name, 1 << 62), e.name))
     rejections = [e for e in newest if e.type == "rejection"]
     decisions = [e for e in newest if e.type == "decision"]
-    rest = [e for e in newest if e.type not in ("rejection", "decision") and type in (None, e.type)]
+    rest = [] if standing_only else [e for e in newest
+                                     if e.type not in ("rejection", "decision") and type in (None, e.type)]
     token = "0" * hygiene.TOKEN_LENGTH  # the real one has the same length, so sizes are known before it is
     head_line = f"# Memory context (HEAD {(head or 'none')[:7]}, {len(active)} active)\n{NOTICE}\n"
     lines = {e.name: _line(e, _day(times.get(e.name))) for e in [*decisions, *rest]}

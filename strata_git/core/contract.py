@@ -49,6 +49,8 @@ VERIFIED_OBJECTS = "Strata-Verified-Objects"
 VERIFIED_DIGEST = "Strata-Verified-Digest"
 VERIFIED_AT = "Strata-Verified-At"
 LEGACY_SHADOW = "Strata-Shadow"  # written by older versions beside MOVE; still read
+CAPTURE = "Strata-Capture"  # a capture's commit: {"harness", "transcript", "lines": [first, last], "redacted"}
+CAPTURE_SESSION = "Strata-Capture-Session"  # the captured session's id: where its next capture resumes
 
 
 def trailer_value(value: object) -> str:

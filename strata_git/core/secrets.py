@@ -95,11 +95,11 @@ def _secret_like(value: str) -> bool:
             and re.match(_NOT_A_VALUE, value) is None)
 
 
-def redact(text: str) -> str:
-    """`text` with every token-shaped secret replaced by [rule] (for messages about paths)."""
+def redact(text: str, mark: str = "[{rule}]") -> str:
+    """`text` with every token-shaped secret replaced by `mark` naming its rule."""
     for rule, _, literals, pattern in _RULES:
         if any(literal in text for literal in literals):
-            text = re.sub(pattern, f"[{rule}]", text)
+            text = re.sub(pattern, mark.format(rule=rule).replace("\\", "\\\\"), text)
     return text
 
 

@@ -1,0 +1,183 @@
+"""Agent transcripts (Claude Code and Codex JSONL) read into turns, and the stenographer's rules
+that turn a stretch of them into memories. Pure: no git, no files.
+
+Formats (README "Use it with Claude Code / Codex"):
+
+- Claude Code, one JSON object a line: `type` user / assistant / system / summary, `message`
+  with `role` and `content` (a string, or blocks: `text`, `tool_use` with `name` and `input`,
+  `tool_result`), `sessionId`, `timestamp`; a compacted session goes on with a summary line.
+- Codex rollouts: `type` session_meta / turn_context / response_item / event_msg; a
+  response_item's `payload` is a `message` (role, content blocks of input_text / output_text)
+  or a `function_call` (`name`, `arguments` as a JSON string).
+
+A line that is not JSON, not an object, or of a type not listed is skipped and counted.
+
+The rules, deterministic and offline (what the tests pin down):
+
+- one **session digest**: the first prompts asked, the files touched (tool inputs `file_path`,
+  `path`, `notebook_path`; Codex `apply_patch` headers), the commands run (`Bash` / `shell`), and
+  the outcome (the last thing the assistant said);
+- a **decision**, **rejection**, **lesson** or **task** for each sentence, said by the user or the
+  assistant, that states one explicitly: a line opening with `Decision:`, `Rejected:`,
+  `Lesson:`, `TODO:` (and the few synonyms in RULES), or a sentence with "we decided to",
+  "we will not", "ruled out", "lesson learned", "turns out", "left to do".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import NamedTuple
+
+FORMATS = ("claude-code", "codex")
+MAX_PROMPTS = 3
+MAX_ITEMS = 50  # files, commands, statements of each kind kept per capture
+MAX_STATEMENT = 200
+
+_OPENS = r"(?:^|(?<=[.!?])[ \t]+)[ \t]*(?:[-*][ \t]*)?"  # a line's or a sentence's start
+_UNTIL = r"(?P<s>.+?)(?=[.!?](?:\s|$)|$)"  # to the end of the sentence
+RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p, re.I | re.M)) for kind, p in (
+    ("decision", _OPENS + r"(?:decision|decided)[ \t]*:[ \t]*" + _UNTIL),
+    ("decision", r"\bwe(?:'ve| have)? decided (?:to |that |on )" + _UNTIL),
+    ("rejection", _OPENS + r"(?:rejected|rejection|ruled out)[ \t]*:[ \t]*" + _UNTIL),
+    ("rejection", r"\bwe (?:will not|won't|decided not to) " + _UNTIL),
+    ("rejection", r"\bruled out (?!:)" + _UNTIL),
+    ("lesson", _OPENS + r"(?:lesson|lesson learned|learned|til)[ \t]*:[ \t]*" + _UNTIL),
+    ("lesson", r"\b(?:lesson learned|it turns out|turns out)[:,]? (?:that )?" + _UNTIL),
+    ("task", _OPENS + r"(?:todo|to do|task|next step|follow[- ]up)[ \t]*:[ \t]*" + _UNTIL),
+    ("task", r"\b(?:left to do|still to do)[:,]? " + _UNTIL),
+))
+
+
+class Turn(NamedTuple):
+    line: int
+    role: str  # user, assistant, tool (a tool's result), summary
+    text: str
+    tools: tuple[tuple[str, dict], ...] = ()  # (name, input) of each tool the assistant called
+
+
+class Digest(NamedTuple):
+    asked: list[str]
+    files: list[str]
+    commands: list[str]
+    outcome: str
+    statements: list[tuple[str, str]]  # (kind, text)
+
+
+def detect(first: dict) -> str:
+    return "codex" if first.get("type") in ("session_meta", "turn_context", "response_item", "event_msg") \
+        else "claude-code"
+
+
+def session_of(obj: dict) -> str | None:
+    """The session id a line names, if any (Claude Code `sessionId`, Codex session_meta `id`)."""
+    if isinstance(obj.get("sessionId"), str):
+        return obj["sessionId"]
+    payload = obj.get("payload")
+    if obj.get("type") == "session_meta" and isinstance(payload, dict) and isinstance(payload.get("id"), str):
+        return payload["id"]
+    return None
+
+
+def turns(obj: object, fmt: str, number: int) -> list[Turn] | None:
+    """The turns one parsed line holds; None for a line of no known shape (counted as skipped)."""
+    if not isinstance(obj, dict):
+        return None
+    return _claude(obj, number) if fmt == "claude-code" else _codex(obj, number)
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def _claude(obj: dict, n: int) -> list[Turn] | None:
+    kind = obj.get("type")
+    if kind == "summary":
+        return [Turn(n, "summary", obj["summary"])] if isinstance(obj.get("summary"), str) else []
+    if kind in ("system", "file-history-snapshot", "progress"):
+        return []
+    message = obj.get("message")
+    if kind not in ("user", "assistant") or not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    tools = tuple((b["name"], b["input"]) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
+                  and isinstance(b.get("name"), str) and isinstance(b.get("input"), dict))
+    results = [_text(b.get("content")) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+    out = []
+    text = _text(content)
+    if text or tools:
+        out.append(Turn(n, "assistant" if kind == "assistant" else "user", text, tools))
+    out += [Turn(n, "tool", r) for r in results if r]
+    return out
+
+
+def _codex(obj: dict, n: int) -> list[Turn] | None:
+    kind, payload = obj.get("type"), obj.get("payload")
+    if kind in ("session_meta", "turn_context", "event_msg", "compacted"):
+        return []
+    if kind != "response_item" or not isinstance(payload, dict):
+        return None
+    if payload.get("type") == "message" and payload.get("role") in ("user", "assistant"):
+        return [Turn(n, payload["role"], _text(payload.get("content")))]
+    if payload.get("type") in ("function_call", "custom_tool_call") and isinstance(payload.get("name"), str):
+        raw = payload.get("arguments", payload.get("input", ""))
+        try:
+            args = json.loads(raw) if isinstance(raw, str) and raw.startswith("{") else {"input": raw}
+        except ValueError:
+            args = {"input": raw}
+        return [Turn(n, "assistant", "", ((payload["name"], args if isinstance(args, dict) else {}),))]
+    if payload.get("type") == "function_call_output":
+        out = payload.get("output")
+        return [Turn(n, "tool", out if isinstance(out, str) else "")]
+    return []
+
+
+def digest(all_turns: list[Turn]) -> Digest:
+    """What the stenographer keeps of a stretch of turns (see the module's rules)."""
+    asked: list[str] = []
+    files: dict[str, None] = {}
+    commands: dict[str, None] = {}
+    outcome = ""
+    statements: dict[tuple[str, str], None] = {}
+    for t in all_turns:
+        if t.role == "user" and t.text.strip() and len(asked) < MAX_PROMPTS \
+                and not t.text.startswith(("<command-", "Caveat:", "This session is being continued")):
+            asked.append(_one_line(t.text))
+        if t.role == "assistant" and t.text.strip():
+            outcome = _one_line(t.text, 300)
+        for name, args in t.tools:
+            _tool(name, args, files, commands)
+        if t.role in ("user", "assistant"):
+            for kind, pattern in RULES:
+                for m in pattern.finditer(t.text):
+                    said = _one_line(m.group("s"), MAX_STATEMENT).rstrip(" .;:")
+                    if len(said) >= 8 and len(statements) < 4 * MAX_ITEMS:
+                        statements.setdefault((kind, said), None)
+    return Digest(asked, list(files)[:MAX_ITEMS], list(commands)[:MAX_ITEMS], outcome, list(statements))
+
+
+def _tool(name: str, args: dict, files: dict, commands: dict) -> None:
+    for key in ("file_path", "path", "notebook_path"):
+        if isinstance(args.get(key), str) and len(files) < MAX_ITEMS:
+            files.setdefault(args[key], None)
+    command = args.get("command")
+    if isinstance(command, list):
+        command = " ".join(str(c) for c in command)
+    if name in ("Bash", "shell", "exec_command", "local_shell") and isinstance(command, str) \
+            and len(commands) < MAX_ITEMS:
+        commands.setdefault(_one_line(command, 200), None)
+    patch = args.get("input")
+    if name == "apply_patch" and isinstance(patch, str):
+        for m in re.finditer(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", patch, re.MULTILINE):
+            if len(files) < MAX_ITEMS:
+                files.setdefault(m.group(1).strip(), None)
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

@@ -1,0 +1,244 @@
+"""`git strata capture TRANSCRIPT`: the stenographer. It reads an agent's transcript from where
+the last capture of that session stopped and commits what it finds as typed memories, in one
+commit, so the agent does not have to remember to.
+
+- **Idempotent.** The watermark is history itself: each capture's commit carries the session id
+  (`Strata-Capture-Session`) and the transcript lines it covered (`Strata-Capture`). A capture
+  starts after the last line a commit of that session covered, under the repository lock, so
+  running it twice, from two hooks at once, or again after a kill never duplicates or loses a
+  memory: the commit either happened (and the watermark moved with it) or did not.
+- **Bounded.** The file is read line by line; a line over MAX_LINE bytes, a line that is not JSON
+  or of an unknown type is skipped and counted; a last line without its newline is still being
+  written and is left for the next capture. Only the digest's few items are kept in memory.
+- **No secrets in history.** Every memory's text goes through the secret rules the pre-commit
+  hook uses: a token is replaced by `[redacted: rule]`, and a line the rules still flag is
+  replaced whole. The count is reported and recorded.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import re
+from typing import NamedTuple
+
+from strata_git.core import contract, memory, names, secrets, transcript
+from strata_git.core.config import Config
+from strata_git.errors import BadName, NotFound, Refused
+from strata_git.gitio import safefs
+from strata_git.gitio.git import Repo
+from strata_git.ops import locate, txn
+from strata_git.store import index_md
+
+MAX_LINE = 8 * 1024 * 1024
+FOLDERS = {"decision": "decisions", "rejection": "rejections", "lesson": "lessons", "task": "tasks"}
+_SESSION = re.compile(r"[A-Za-z0-9._-]{1,100}")
+
+
+class Report(NamedTuple):
+    session: str
+    harness: str
+    lines: tuple[int, int] | None  # the transcript lines this capture covered; None: nothing new
+    memories: list[str]
+    skipped: int  # corrupt, oversized or unknown lines
+    redacted: int
+    commit: str | None
+
+    def as_dict(self) -> dict:
+        return {**self._asdict(), "lines": list(self.lines) if self.lines else None}
+
+
+def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str | None = None,
+            agent: str | None = None) -> Report:
+    if fmt not in ("auto", *transcript.FORMATS):
+        raise Refused(f"unknown transcript format {fmt!r}", f"use one of: auto, {', '.join(transcript.FORMATS)}")
+    if not os.path.isfile(path):
+        raise NotFound(f"{path}: no such transcript", "give the path the harness passed as transcript_path")
+    with txn.locked(repo):
+        found = _read(path, fmt, session, lambda sid: _watermark(repo, sid))
+        sid, harness, first, last, turns, skipped, stamp = found
+        if not turns:
+            return Report(sid, harness, None, [], skipped, 0, None)
+        d = transcript.digest(turns)
+        drafts, redacted = _drafts(d, sid, harness, (first, last), stamp)
+        known = locate.known(repo)
+        writes: dict[str, bytes] = {}
+        leftovers: set[str] = set()
+        taken = {names.collision_key(n) for held in known[0].values() for _, n in held}
+        for base, content in drafts:
+            if len(content) > cfg.max_memory_bytes:
+                content = content[: cfg.max_memory_bytes - 64].decode("utf-8", "ignore").encode() + b"\n[cut]\n"
+            left = _leftover(repo, base, content)
+            if left:  # this very memory, written by a capture killed before its commit: take it over
+                leftovers.add(left)
+                writes[left] = content
+                continue
+            writes[names.tier_path("active", _free(base, taken))] = content
+        for p in writes:
+            if p not in leftovers:
+                txn.require_clean(repo, p, "capture into")
+        repo.require_identity()
+
+        def stage() -> None:
+            for p, content in writes.items():
+                safefs.write(repo.root, p, content)
+            repo.git("add", "--", *writes)
+
+        record = {"harness": harness, "transcript": os.path.basename(path), "lines": [first, last],
+                  "redacted": redacted}
+        trailers = {contract.ACTION: "capture", contract.VIA: "capture", contract.CAPTURE_SESSION: sid,
+                    contract.CAPTURE: contract.trailer_value(record)}
+        count = f"{len(writes)} memor{'y' if len(writes) == 1 else 'ies'}"
+        subject = f"strata: capture {count} from {harness} session {sid[:12]}"
+        commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=agent)
+        index_md.refresh(repo, cfg.max_memory_bytes)
+        return Report(sid, harness, (first, last), [names.display(p.partition("/")[2]) for p in writes], skipped,
+                      redacted, commit)
+
+
+def _watermark(repo: Repo, session: str) -> int:
+    """The last transcript line a capture of `session` committed (0: none yet)."""
+    out = repo.git("log", "-1", contract.grep(contract.CAPTURE_SESSION, session),
+                   f"--format={contract.log_field(contract.CAPTURE)}", "HEAD", "--", check=False)
+    try:
+        lines = json.loads(out.decode("utf-8", "replace").strip() or "{}").get("lines")
+        return int(lines[1]) if isinstance(lines, list) and len(lines) == 2 and isinstance(lines[1], int) \
+            and 0 <= lines[1] < 1 << 40 else 0
+    except (ValueError, AttributeError):
+        return 0  # a hand-written trailer: start from the beginning (captures are create-only)
+
+
+def _read(path: str, fmt: str, session: str | None, watermark) -> tuple:
+    """(session, format, first line, last line, turns, skipped, first timestamp) of the complete
+    lines after the session's watermark. The session is `session`, else the one the first line
+    names, else the file's name."""
+    sid: str | None = None
+    start = 0
+    turns: list[transcript.Turn] = []
+    skipped, first, last, stamp = 0, 0, 0, ""
+    with open(path, "rb") as f:
+        for number, raw in enumerate(_lines(f), start=1):
+            if raw is not None and not raw.endswith(b"\n"):
+                break  # still being written: the next capture takes it
+            obj = None
+            if raw is not None:
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    obj = None
+            if sid is None:  # the first line says which session this is, and so where to resume
+                named = transcript.session_of(obj) if isinstance(obj, dict) else None
+                sid = _session_id(session or named or os.path.basename(path))
+                start = watermark(sid)
+            if isinstance(obj, dict):
+                if fmt == "auto":
+                    fmt = transcript.detect(obj)
+                stamp = stamp or (obj["timestamp"] if isinstance(obj.get("timestamp"), str) else "")
+            if number <= start:
+                continue
+            found = transcript.turns(obj, fmt if fmt != "auto" else "claude-code", number)
+            if found is None:
+                skipped += 1
+                continue
+            first = first or number
+            last = number
+            turns += [t._replace(text=t.text[:20000]) for t in found]
+            if len(turns) > 20000:  # bound memory: keep what the digest can use, from the start and the end
+                turns = turns[:5000] + turns[-5000:]
+    return (sid or _session_id(session or os.path.basename(path)), fmt if fmt != "auto" else "claude-code",
+            first, last, turns, skipped, stamp)
+
+
+def _lines(f):
+    """The file's lines; None for one longer than MAX_LINE (read past, never held whole)."""
+    while True:
+        raw = f.readline(MAX_LINE + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):
+                raw = f.readline(MAX_LINE)
+            yield None
+            continue
+        yield raw
+
+
+def _leftover(repo: Repo, base: str, content: bytes) -> str | None:
+    """The path of `base` if a killed capture left exactly `content` there, uncommitted."""
+    try:
+        path = names.tier_path("active", names.normalize(base))
+    except BadName:
+        return None
+    if safefs.kind(repo.root, path) != "file" or repo.in_head(path):
+        return None
+    try:
+        return path if safefs.read(repo.root, path, len(content) + 1) == content else None
+    except NotFound:
+        return None
+
+
+def _session_id(value: str) -> str:
+    return value if _SESSION.fullmatch(value) else hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int],
+            stamp: str) -> tuple[list[tuple[str, bytes]], int]:
+    """[(memory name, content)] and how many lines had a secret redacted."""
+    day = stamp[:10] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", stamp[:10] or "") else \
+        datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    where = f"Captured from {harness} session {sid}, transcript lines {lines[0]}-{lines[1]}."
+    redacted = 0
+
+    def clean(text: str) -> str:
+        """`text` with secrets replaced: a token by `[redacted: rule]`, a line still flagged whole."""
+        nonlocal redacted
+        out = []
+        for line in text.splitlines():
+            shown = secrets.redact(line, "[redacted: {rule}]")
+            found = secrets.scan(shown)
+            if found:
+                shown = f"[redacted: {found[0].rule}]"
+            redacted += shown != line
+            out.append(shown)
+        return "\n".join(out)
+
+    drafts = []
+    body = [f"# Session {sid[:12]} ({day})", "", where, ""]
+    if d.asked:
+        body += ["## Asked", *(f"- {a}" for a in d.asked), ""]
+    if d.files:
+        body += ["## Files touched", *(f"- `{f}`" for f in d.files), ""]
+    if d.commands:
+        body += ["## Commands run", *(f"- `{c}`" for c in d.commands), ""]
+    if d.outcome:
+        body += ["## Outcome", d.outcome, ""]
+    meta = {"type": "session", "title": f"Session {sid[:12]}: {d.asked[0] if d.asked else harness}"[:200],
+            "created": day}
+    digest_text = clean("\n".join(body)) + "\n"
+    drafts.append((f"sessions/{day}-{sid[:12]}-{lines[0]}", memory.compose(digest_text, meta, "capture")))
+    for kind, said in d.statements:
+        text = clean(said)
+        meta = {"type": kind, "title": text[:200], "created": day}
+        drafts.append((f"{FOLDERS[kind]}/{_slug(text)}", memory.compose(f"{text}\n\n{where}\n", meta, "capture")))
+    return drafts, redacted
+
+
+def _slug(text: str) -> str:
+    slug = "-".join("".join(c if c.isalnum() else " " for c in text.lower()).split())[:60].strip("-")
+    return slug or "note"
+
+
+def _free(base: str, taken: set[str]) -> str:
+    """`base`, or `base-2`, `base-3`, ... : the first name no memory has (case and accents folded)."""
+    for candidate in (base, *(f"{base}-{i}" for i in range(2, 1000))):
+        try:
+            norm = names.normalize(candidate)
+        except BadName:
+            norm = names.normalize(f"captured/{_slug(candidate)}-{hashlib.sha256(candidate.encode()).hexdigest()[:8]}")
+        key = names.collision_key(norm)
+        if key not in taken:
+            taken.add(key)
+            return norm
+    raise Refused(f"999 memories are named {base}", "rename some of them")
