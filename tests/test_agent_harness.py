@@ -314,11 +314,34 @@ def test_sigkill_during_capture_never_duplicates_or_loses_a_memory(mem: Path, tm
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
         proc.wait()
-        lock = mem / ".git/index.lock"
-        if lock.exists():  # a git killed mid-commit leaves it; the user deletes it, as the error says
-            lock.unlink()
-    assert strata(mem, "capture", str(transcript)).returncode == 0
+    assert strata(mem, "capture", str(transcript)).returncode == 0  # clears what a kill left, then finishes
     names = sorted(p.name for p in (mem / "active/decisions").iterdir())
     assert names == sorted(f"option-number-{i}-wins-the-round.md" for i in range(40)), names
     assert git(mem, "status", "--porcelain").stdout == b""
     assert kills >= 1
+
+
+def test_a_compacted_session_resumed_twice_is_captured_once_per_line(mem: Path, tmp_path: Path):
+    """Claude Code continues a compacted session after a summary line, and a resumed session goes
+    on in the same file: three captures, each of the lines new since the last, nothing twice."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(claude_line("user", "Decision: the API stays versioned by path.", "res-1"))
+    assert strata(mem, "capture", str(transcript)).returncode == 0
+    with open(transcript, "a") as f:
+        f.write(json.dumps({"type": "summary", "summary": "Talked about the API.", "leafUuid": "x"}) + "\n")
+        f.write(claude_line("user", "This session is being continued from a previous conversation.", "res-1"))
+        f.write(claude_line("assistant", "Lesson: clients cache the v1 paths for a year.", "res-1"))
+    first = json.loads(strata(mem, "capture", str(transcript), "--json").stdout)
+    assert first["lines"] == [2, 4]
+    with open(transcript, "a") as f:
+        f.write(claude_line("user", "TODO: announce the v2 paths.", "res-1"))
+    second = json.loads(strata(mem, "capture", str(transcript), "--json").stdout)
+    assert second["lines"] == [5, 5]
+    assert sorted(p.name for p in (mem / "active/sessions").iterdir()) == [
+        "2026-11-20-res-1-1.md", "2026-11-20-res-1-2.md", "2026-11-20-res-1-5.md"]
+    assert captured(mem) >= {"active/decisions/the-api-stays-versioned-by-path.md",
+                             "active/lessons/clients-cache-the-v1-paths-for-a-year.md",
+                             "active/tasks/announce-the-v2-paths.md"}
+    assert "This session is being continued" not in (mem / "active/sessions/2026-11-20-res-1-2.md").read_text()
+    log = git(mem, "log", "--format=%s", "--grep=^Strata-Capture-Session: res-1$").stdout.decode().splitlines()
+    assert len(log) == 3

@@ -108,6 +108,7 @@ CHANGES = "changes.json"  # cache of each memory's last change in history (histo
 INDEX_MD_TREE = "router-tree"  # the tree index.md and the catalog were last brought to
 SYNC_KEPT = "sync.kept.json"  # edits a sync kept uncommitted: {path: blob it was based on}
 SYNC_COMMITTING = "sync.committing"  # pid of a sync inside `git commit`
+CAPTURE_COMMITTING = "capture.committing"  # pid of a capture inside `git commit`
 SERVE_LOCK, SERVE_PID, SERVE_LOG = "serve.lock", "serve.pid", "serve.log"  # `git strata serve`
 VERIFY_SCRATCH = "verify-"  # + pid + random: a scratch repository verifying the archive remote
 BORROW_SCRATCH = "borrow-"  # + pid + random: a scratch repository fetching archived blobs

@@ -137,28 +137,45 @@ def _codex(obj: dict, n: int) -> list[Turn] | None:
     return []
 
 
-def digest(all_turns: list[Turn]) -> Digest:
-    """What the stenographer keeps of a stretch of turns (see the module's rules)."""
-    asked: list[str] = []
-    files: dict[str, None] = {}
-    commands: dict[str, None] = {}
-    outcome = ""
-    statements: dict[tuple[str, str], None] = {}
-    for t in all_turns:
-        if t.role == "user" and t.text.strip() and len(asked) < MAX_PROMPTS \
+class Notes:
+    """The stenographer's notes, taken turn by turn, so a transcript of any length is read in
+    bounded memory: a few prompts, files and commands, the last outcome, and every statement."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+        self.files: dict[str, None] = {}
+        self.commands: dict[str, None] = {}
+        self.outcome = ""
+        self.statements: dict[tuple[str, str], None] = {}
+        self.turns = 0
+
+    def add(self, t: Turn) -> None:
+        self.turns += 1
+        if t.role == "user" and t.text.strip() and len(self.asked) < MAX_PROMPTS \
                 and not t.text.startswith(("<command-", "Caveat:", "This session is being continued")):
-            asked.append(_one_line(t.text))
+            self.asked.append(_one_line(t.text))
         if t.role == "assistant" and t.text.strip():
-            outcome = _one_line(t.text, 300)
+            self.outcome = _one_line(t.text, 300)
         for name, args in t.tools:
-            _tool(name, args, files, commands)
+            _tool(name, args, self.files, self.commands)
         if t.role in ("user", "assistant"):
             for kind, pattern in RULES:
                 for m in pattern.finditer(t.text):
                     said = _one_line(m.group("s"), MAX_STATEMENT).rstrip(" .;:")
-                    if len(said) >= 8 and len(statements) < 4 * MAX_ITEMS:
-                        statements.setdefault((kind, said), None)
-    return Digest(asked, list(files)[:MAX_ITEMS], list(commands)[:MAX_ITEMS], outcome, list(statements))
+                    if len(said) >= 8:
+                        self.statements.setdefault((kind, said), None)
+
+    def digest(self) -> Digest:
+        return Digest(self.asked, list(self.files)[:MAX_ITEMS], list(self.commands)[:MAX_ITEMS], self.outcome,
+                      list(self.statements))
+
+
+def digest(all_turns: list[Turn]) -> Digest:
+    """What the stenographer keeps of a stretch of turns (see the module's rules)."""
+    notes = Notes()
+    for t in all_turns:
+        notes.add(t)
+    return notes.digest()
 
 
 def _tool(name: str, args: dict, files: dict, commands: dict) -> None:

@@ -8,7 +8,6 @@ table, when such a file is safe to delete. Everything that clears leftovers asks
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Callable
 
@@ -85,6 +84,8 @@ def sweep(folder: str, prefix: str, dir_fd: int | None = None) -> None:
             else:
                 path = os.path.join(folder, name)
                 if os.path.isdir(path) and not os.path.islink(path):
+                    import shutil  # here: the commit hook's path sweeps files only
+
                     shutil.rmtree(path, ignore_errors=True)
                 else:
                     os.unlink(path)

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 from strata_git.core import contract
 from strata_git.errors import NotFound, Refused, too_large
+from strata_git.gitio import procs
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
@@ -90,18 +91,21 @@ def kind(root: str, relpath: str) -> str | None:
     return "dir" if stat.S_ISDIR(info.st_mode) else "other"
 
 
-def write(root: str, relpath: str, data: bytes, durable: bool = True) -> None:
+def write(root: str, relpath: str, data: bytes, durable: bool = True, sweep: bool = True) -> None:
     """Atomically create or replace a regular file, creating folders as needed.
 
     The temporary file gets an unpredictable name and O_EXCL|O_NOFOLLOW, so nothing
     planted in the folder (a link, a file) can redirect the write. `durable` fsyncs
-    it first (memories); derived files like index.md skip that.
+    it first (memories); derived files like index.md skip that. `sweep` first deletes what a
+    killed writer of this file left (a caller writing thousands of new files skips that: it
+    lists the folder each time).
     """
     with _parent(root, relpath, create=True) as (dir_fd, leaf):
         existing = kind(root, relpath)
         if existing not in (None, "file"):
             raise _in_the_way(relpath, "link" if os.path.islink(os.path.join(root, relpath)) else "special")
-        _clear_dead_temps(dir_fd, leaf)
+        if sweep:
+            _clear_dead_temps(dir_fd, leaf)
         tmp = contract.temp_name(leaf, os.getpid(), os.urandom(6).hex())
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
         try:
@@ -122,22 +126,7 @@ def write(root: str, relpath: str, data: bytes, durable: bool = True) -> None:
 def _clear_dead_temps(dir_fd: int, leaf: str) -> None:
     """Delete temporary files of `leaf` that a writer killed mid-write left behind: their names
     carry the writer's pid, and only a pid that no longer exists makes one stale."""
-    prefix = contract.temp_prefix(leaf)
-    for name in os.listdir(dir_fd):
-        pid = name[len(prefix):].split("-", 1)[0] if name.startswith(prefix) else ""
-        if not pid.isdigit():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # alive (or another user's process): not ours to touch
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
-        try:
-            os.unlink(name, dir_fd=dir_fd)
-        except FileNotFoundError:
-            pass
+    procs.sweep("", contract.temp_prefix(leaf), dir_fd=dir_fd)
 
 
 def make_parents(root: str, relpath: str) -> None:

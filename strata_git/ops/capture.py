@@ -9,7 +9,8 @@ commit, so the agent does not have to remember to.
   memory: the commit either happened (and the watermark moved with it) or did not.
 - **Bounded.** The file is read line by line; a line over MAX_LINE bytes, a line that is not JSON
   or of an unknown type is skipped and counted; a last line without its newline is still being
-  written and is left for the next capture. Only the digest's few items are kept in memory.
+  written and is left for the next capture. What is kept while reading is the notes
+  (transcript.Notes): a few prompts, files and commands, the outcome, and the statements.
 - **No secrets in history.** Every memory's text goes through the secret rules the pre-commit
   hook uses: a token is replaced by `[redacted: rule]`, and a line the rules still flag is
   replaced whole. The count is reported and recorded.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -28,7 +30,7 @@ from strata_git.core import contract, memory, names, secrets, transcript
 from strata_git.core.config import Config
 from strata_git.errors import BadName, NotFound, Refused
 from strata_git.gitio import safefs
-from strata_git.gitio.git import Repo
+from strata_git.gitio.git import Repo, run
 from strata_git.ops import locate, txn
 from strata_git.store import index_md
 
@@ -57,11 +59,12 @@ def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str 
     if not os.path.isfile(path):
         raise NotFound(f"{path}: no such transcript", "give the path the harness passed as transcript_path")
     with txn.locked(repo):
+        txn.clear_killed(repo, contract.CAPTURE_COMMITTING)  # a capture killed inside `git commit`
         found = _read(path, fmt, session, lambda sid: _watermark(repo, sid))
-        sid, harness, first, last, turns, skipped, stamp = found
-        if not turns:
+        sid, harness, first, last, notes, skipped, stamp = found
+        if not notes.turns:
             return Report(sid, harness, None, [], skipped, 0, None)
-        d = transcript.digest(turns)
+        d = notes.digest()
         drafts, redacted = _drafts(d, sid, harness, (first, last), stamp)
         known = locate.known(repo)
         writes: dict[str, bytes] = {}
@@ -76,14 +79,18 @@ def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str 
                 writes[left] = content
                 continue
             writes[names.tier_path("active", _free(base, taken))] = content
-        for p in writes:
-            if p not in leftovers:
-                txn.require_clean(repo, p, "capture into")
+        # A new name is held by no file, tracked or not (locate.known lists both): only a .gitignore
+        # rule can stand in the way, asked of git once for all of them.
+        fresh = [p for p in writes if p not in leftovers]
+        ignored = _ignored(repo, fresh)
+        if ignored:
+            raise Refused(f"capture would write {ignored[0]}, which a .gitignore rule matches; nothing was changed",
+                          f"see `git check-ignore -v {ignored[0]}`; remove the rule")
         repo.require_identity()
 
         def stage() -> None:
             for p, content in writes.items():
-                safefs.write(repo.root, p, content)
+                safefs.write(repo.root, p, content, sweep=False)  # new names: no killed writer of theirs
             repo.git("add", "--", *writes)
 
         record = {"harness": harness, "transcript": os.path.basename(path), "lines": [first, last],
@@ -92,7 +99,8 @@ def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str 
                     contract.CAPTURE: contract.trailer_value(record)}
         count = f"{len(writes)} memor{'y' if len(writes) == 1 else 'ies'}"
         subject = f"strata: capture {count} from {harness} session {sid[:12]}"
-        commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=agent)
+        with txn.marked(repo, contract.CAPTURE_COMMITTING):
+            commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=agent)
         index_md.refresh(repo, cfg.max_memory_bytes)
         return Report(sid, harness, (first, last), [names.display(p.partition("/")[2]) for p in writes], skipped,
                       redacted, commit)
@@ -111,12 +119,12 @@ def _watermark(repo: Repo, session: str) -> int:
 
 
 def _read(path: str, fmt: str, session: str | None, watermark) -> tuple:
-    """(session, format, first line, last line, turns, skipped, first timestamp) of the complete
+    """(session, format, first line, last line, notes, skipped, first timestamp) of the complete
     lines after the session's watermark. The session is `session`, else the one the first line
     names, else the file's name."""
     sid: str | None = None
     start = 0
-    turns: list[transcript.Turn] = []
+    notes = transcript.Notes()
     skipped, first, last, stamp = 0, 0, 0, ""
     with open(path, "rb") as f:
         for number, raw in enumerate(_lines(f), start=1):
@@ -144,11 +152,10 @@ def _read(path: str, fmt: str, session: str | None, watermark) -> tuple:
                 continue
             first = first or number
             last = number
-            turns += [t._replace(text=t.text[:20000]) for t in found]
-            if len(turns) > 20000:  # bound memory: keep what the digest can use, from the start and the end
-                turns = turns[:5000] + turns[-5000:]
+            for turn in found:
+                notes.add(turn)
     return (sid or _session_id(session or os.path.basename(path)), fmt if fmt != "auto" else "claude-code",
-            first, last, turns, skipped, stamp)
+            first, last, notes, skipped, stamp)
 
 
 def _lines(f):
@@ -163,6 +170,14 @@ def _lines(f):
             yield None
             continue
         yield raw
+
+
+def _ignored(repo: Repo, paths: list[str]) -> list[str]:
+    if not paths:
+        return []
+    proc = run(["check-ignore", "--no-index", "--stdin", "-z"], repo.root, check=False,
+               input="\0".join(paths).encode("utf-8", "surrogateescape") + b"\0", env={"GIT_LITERAL_PATHSPECS": "0"})
+    return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
 def _leftover(repo: Repo, base: str, content: bytes) -> str | None:
@@ -232,7 +247,7 @@ def _slug(text: str) -> str:
 
 def _free(base: str, taken: set[str]) -> str:
     """`base`, or `base-2`, `base-3`, ... : the first name no memory has (case and accents folded)."""
-    for candidate in (base, *(f"{base}-{i}" for i in range(2, 1000))):
+    for candidate in itertools.chain([base], (f"{base}-{i}" for i in range(2, 1000))):
         try:
             norm = names.normalize(candidate)
         except BadName:

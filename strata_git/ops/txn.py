@@ -353,6 +353,34 @@ def require_clean(repo: Repo, path: str, doing: str) -> None:
                       f"commit them (`git commit -- {path}`) or discard them (`git checkout -- {path}`)")
 
 
+@contextmanager
+def marked(repo: Repo, marker: str) -> Iterator[None]:
+    """Leave this process's pid in the state file `marker` while it runs `git commit`: a commit
+    killed inside git leaves index.lock behind, which clear_killed() deletes once that pid is gone."""
+    path = _state_path(repo, marker)
+    with open(path, "w", encoding="ascii") as f:
+        f.write(f"{os.getpid()}\n")
+    try:
+        yield
+    finally:
+        _drop(repo, marker)
+
+
+def clear_killed(repo: Repo, marker: str) -> None:
+    """Delete the index.lock a commit killed under `marked(marker)` left: only once its process is
+    gone, the lock is no newer than the marker, and nothing holds it open (procs.clear_stale_lock)."""
+    path = _state_path(repo, marker)
+    try:
+        with open(path, encoding="ascii") as f:
+            pid = int(f.read().strip() or 0)
+        made = os.stat(path).st_mtime
+    except (OSError, ValueError):
+        return
+    procs.clear_stale_lock(repo, os.path.join(repo.git_dir, "index.lock"), owner_alive=lambda: procs.alive(pid),
+                           made_by=made + LOCK_SLACK)
+    _drop(repo, marker)
+
+
 # -- after HEAD moved -----------------------------------------------------------------------------
 
 def follow_head(repo: Repo, cfg: Config, since: str | None = None, paths: list[str] | None = None) -> None:

@@ -13,7 +13,6 @@ import os
 
 from strata_git.core import contract, names
 from strata_git.core.config import Config
-from strata_git.gitio import procs
 from strata_git.gitio.git import Repo, run
 from strata_git.ops import txn
 from strata_git.ops.sync import merge
@@ -115,17 +114,12 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str,
     good = _divert_stale(repo, good, blobs, left, {path for _, path in edits})
     if good:
         new = [c.path for c in good if c.status == "A"]
-        marker = os.path.join(repo.state_dir(), contract.SYNC_COMMITTING)
-        with open(marker, "w", encoding="ascii") as f:
-            f.write(f"{os.getpid()}\n")
-        try:
+        with txn.marked(repo, contract.SYNC_COMMITTING):
             paths = [c.path for c in good]
             # restore=False: these are a person's edits; a failed commit leaves them as they are.
             txn.commit(repo, paths, lambda: repo.git("add", "--", *new) if new else None,
                        f"strata: sync commits {len(paths)} local edit{'s' if len(paths) != 1 else ''}",
                        {contract.SYNC: "uncommitted edits in active/, committed before syncing"}, restore=False)
-        finally:
-            os.unlink(marker)
     return [c.path for c in good], left
 
 
@@ -208,14 +202,5 @@ def _divert_stale(repo: Repo, good: list, blobs: dict[str, bytes | None], left: 
 
 def clear_killed_commit(repo: Repo) -> None:
     """A sync killed inside its `git commit` leaves index.lock behind: delete it once that
-    process is gone and nothing holds the lock (see procs.clear_stale_lock)."""
-    marker = os.path.join(repo.state_dir(), contract.SYNC_COMMITTING)
-    try:
-        with open(marker, encoding="ascii") as f:
-            pid = int(f.read().strip() or 0)
-        made = os.stat(marker).st_mtime
-    except (OSError, ValueError):
-        return
-    procs.clear_stale_lock(repo, os.path.join(repo.git_dir, "index.lock"), owner_alive=lambda: procs.alive(pid),
-                             made_by=made + txn.LOCK_SLACK)
-    os.unlink(marker)
+    process is gone and nothing holds the lock (see txn.clear_killed)."""
+    txn.clear_killed(repo, contract.SYNC_COMMITTING)
