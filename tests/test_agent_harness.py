@@ -345,3 +345,20 @@ def test_a_compacted_session_resumed_twice_is_captured_once_per_line(mem: Path, 
     assert "This session is being continued" not in (mem / "active/sessions/2026-11-20-res-1-2.md").read_text()
     log = git(mem, "log", "--format=%s", "--grep=^Strata-Capture-Session: res-1$").stdout.decode().splitlines()
     assert len(log) == 3
+
+
+@pytest.mark.parametrize("event, harness", [("PreCompact", "claude-code"), ("SessionEnd", "claude-code"),
+                                            ("PreCompact", "codex"), ("Stop", "codex")])
+def test_capture_events_answer_at_once_and_capture_in_the_background(seeded: Path, tmp_path: Path, event: str,
+                                                                     harness: str):
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(claude_line("user", f"Lesson: {event} hooks capture for {harness} too.", "bg-1"))
+    payload = {"session_id": "bg-1", "transcript_path": str(transcript), "hook_event_name": event,
+               "trigger": "auto", "cwd": str(tmp_path)}
+    assert run_hook(tmp_path, event, payload, seeded, harness) == {}
+    for _ in range(200):
+        if git(seeded, "log", "-1", "--format=%B").stdout.decode().count("Strata-Capture-Session: bg-1"):
+            break
+        time.sleep(0.05)
+    assert (seeded / "active/lessons").is_dir() and len(list((seeded / "active/lessons").iterdir())) == 1
+    assert run_hook(tmp_path, event, {**payload, "transcript_path": str(tmp_path / "gone.jsonl")}, seeded) == {}

@@ -101,7 +101,7 @@ def _answer(event: str, harness: str, repo_dir: str, payload: dict) -> dict:
         session = payload.get("session_id")
         if isinstance(transcript, str) and os.path.isfile(transcript):
             Vault.open(repo_dir)  # a capture into something that is not a memory repository is refused here
-            _capture_in_background(repo_dir, transcript, harness, session if isinstance(session, str) else None)
+            _capture_in_background(repo_dir, transcript, session if isinstance(session, str) else None)
         return {}
     raise ValueError(f"unknown event {event!r}")
 
@@ -139,10 +139,10 @@ def prompt_hints(vault, prompt: str) -> str:
     return hygiene.wrap(token, {"part": "prompt-hints", "flags": hygiene.flags(body)}, body)[:PROMPT_CHARS]
 
 
-def _capture_in_background(repo_dir: str, transcript: str, harness: str, session: str | None) -> None:
+def _capture_in_background(repo_dir: str, transcript: str, session: str | None) -> None:
     """`git strata capture` detached: the harness does not wait for it, and a kill of the harness
     does not kill it (it commits whole or not at all, and resumes from its watermark)."""
-    args = [_exe(), "capture", transcript, "--format", harness]
+    args = [_exe(), "capture", transcript]  # the format is told by the transcript's first line
     if session:
         args += ["--session", session]
     with open(os.devnull, "rb") as devnull:
