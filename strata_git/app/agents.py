@@ -33,6 +33,7 @@ DEADLINE = 4.0  # seconds a hook works before it answers empty: below every time
 MAX_STDIN = 1 << 20
 PROMPT_HITS = 3
 PROMPT_CHARS = 800
+LOG_BYTES = 1 << 20  # agent.log is rotated past this (a line per hook call)
 SERVER = "git-strata"  # the MCP server's name in the harness's configuration
 MARK_BEGIN = "# >>> git-strata (added by `git strata agent install`; `git strata agent uninstall` removes it)"
 MARK_END = "# <<< git-strata"
@@ -157,7 +158,10 @@ def _log(repo_dir: str | None, event: str, text: str, quiet: bool = False) -> No
         from strata_git.gitio.git import discover
 
         repo = discover(repo_dir or ".")
-        with open(os.path.join(repo.state_dir(), "agent.log"), "a", encoding="utf-8") as f:
+        path = os.path.join(repo.state_dir(), "agent.log")
+        if os.path.exists(path) and os.path.getsize(path) > LOG_BYTES:  # one older log is kept beside it
+            os.replace(path, path + ".1")
+        with open(path, "a", encoding="utf-8") as f:
             f.write(line)
     except Exception:  # noqa: BLE001 - logging must not fail a hook either
         if not quiet:
