@@ -119,7 +119,7 @@ def session_start(vault, source: str) -> str:
     cap = vault.cfg.agent_context_chars
     if cap < 200:
         return ""
-    ctx = vault.context(budget=max(100, min(cap // 3, 100_000)), standing_only=source == "compact")
+    ctx = vault.context(budget=max(100, min(cap // 3, 100_000)), standing_only=source == "compact", active_only=True)
     text = ctx.text
     if len(text) > cap:  # rejections are kept whole even past the budget: cut at a line, say so
         text = text[: text.rfind("\n", 0, cap - 80) + 1] + f"[git-strata: cut at {cap} characters]\n"

@@ -40,11 +40,18 @@ class Status(NamedTuple):
 
 
 def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None = None,
-            standing_only: bool = False) -> boot.Context:
-    """The boot context (see core/context.py): rejections, decisions, recent memories, the router."""
+            standing_only: bool = False, active_only: bool = False) -> boot.Context:
+    """The boot context (see core/context.py): rejections, decisions, recent memories, the router.
+    It brings index.md and the whole catalog up to date first; `active_only` (the agent hook, at
+    every session start) looks at active/ alone, the only tier the context shows."""
     budget = boot.check_budget(boot.DEFAULT_BUDGET if budget is None else budget)
     times = history.last_changed(repo, history.head(repo))
-    entries = index_md.refresh(repo, cfg.max_memory_bytes, times=times).entries  # one history pass for both
+    if active_only:
+        with catalog.connect(repo) as db:
+            catalog.rescan(repo, db, cfg.max_memory_bytes, ("active",))
+            entries = catalog.entries(db)
+    else:
+        entries = index_md.refresh(repo, cfg.max_memory_bytes, times=times).entries  # one history pass for both
 
     def read(entry) -> str:
         return safefs.read(repo.root, entry.path, cfg.max_memory_bytes).decode("utf-8", "replace")

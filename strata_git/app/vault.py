@@ -151,12 +151,14 @@ class Vault:
 
     # -- reports ------------------------------------------------------------------------------------
 
-    def context(self, budget: int | None = None, type: str | None = None, standing_only: bool = False) -> Context:
+    def context(self, budget: int | None = None, type: str | None = None, standing_only: bool = False,
+                active_only: bool = False) -> Context:
         """The boot context: rejections, decisions, recent memories, the router (`standing_only`:
-        the rejections and decisions alone)."""
+        the rejections and decisions alone; `active_only`: look at active/ alone, not refreshing
+        index.md or the other tiers' rows)."""
         from strata_git.app import reports
 
-        return reports.context(self.repo, self.cfg, budget, type, standing_only)
+        return reports.context(self.repo, self.cfg, budget, type, standing_only, active_only)
 
     def status(self) -> Status:
         from strata_git.app import reports
