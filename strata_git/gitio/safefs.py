@@ -129,6 +129,22 @@ def _clear_dead_temps(dir_fd: int, leaf: str) -> None:
     procs.sweep("", contract.temp_prefix(leaf), dir_fd=dir_fd)
 
 
+def clear_dead_temps_in(root: str, relfolder: str) -> None:
+    """What killed writers left anywhere in one folder (for a caller that writes with sweep=False)."""
+    import re
+
+    folder = os.path.join(root, relfolder)
+    if os.path.islink(folder) or not os.path.isdir(folder):
+        return
+    for name in os.listdir(folder):
+        found = re.fullmatch(r"\.(.+)\.strata-tmp-(\d+)-[0-9a-f]+", name)
+        if found and not procs.alive(int(found.group(2))):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except FileNotFoundError:
+                pass
+
+
 def make_parents(root: str, relpath: str) -> None:
     """Create the folders above `relpath` (refusing symlinks on the way)."""
     with _parent(root, relpath, create=True):

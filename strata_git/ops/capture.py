@@ -32,7 +32,6 @@ from strata_git.errors import BadName, NotFound, Refused
 from strata_git.gitio import safefs
 from strata_git.gitio.git import Repo, run
 from strata_git.ops import locate, txn
-from strata_git.store import index_md
 
 MAX_LINE = 8 * 1024 * 1024
 FOLDERS = {"decision": "decisions", "rejection": "rejections", "lesson": "lessons", "task": "tasks"}
@@ -89,6 +88,8 @@ def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str 
         repo.require_identity()
 
         def stage() -> None:
+            for folder in sorted({p.rpartition("/")[0] for p in writes}):
+                safefs.clear_dead_temps_in(repo.root, folder)  # what a killed capture left mid-write
             for p, content in writes.items():
                 safefs.write(repo.root, p, content, sweep=False)  # new names: no killed writer of theirs
             repo.git("add", "--", *writes)
@@ -99,9 +100,10 @@ def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str 
                     contract.CAPTURE: contract.trailer_value(record)}
         count = f"{len(writes)} memor{'y' if len(writes) == 1 else 'ies'}"
         subject = f"strata: capture {count} from {harness} session {sid[:12]}"
+        before = repo.head()
         with txn.marked(repo, contract.CAPTURE_COMMITTING):
             commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=agent)
-        index_md.refresh(repo, cfg.max_memory_bytes)
+        txn.follow_head(repo, cfg, since=before, paths=list(writes))  # only the new files: no full scan
         return Report(sid, harness, (first, last), [names.display(p.partition("/")[2]) for p in writes], skipped,
                       redacted, commit)
 
