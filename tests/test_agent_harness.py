@@ -362,3 +362,24 @@ def test_capture_events_answer_at_once_and_capture_in_the_background(seeded: Pat
         time.sleep(0.05)
     assert (seeded / "active/lessons").is_dir() and len(list((seeded / "active/lessons").iterdir())) == 1
     assert run_hook(tmp_path, event, {**payload, "transcript_path": str(tmp_path / "gone.jsonl")}, seeded) == {}
+
+
+def test_a_local_summarizer_replaces_the_rules_and_a_failing_one_falls_back(mem: Path, tmp_path: Path):
+    script = tmp_path / "summarize.py"
+    script.write_text("import json, sys\n"
+                      "lines = sys.stdin.read().splitlines()\n"
+                      "print(json.dumps({'type': 'lesson', 'text': f'the excerpt had {len(lines)} lines'}))\n"
+                      "print('not json')\n"
+                      "print(json.dumps({'type': 'weird', 'text': 'ignored because of its type'}))\n")
+    git(mem, "config", "strata.captureCommand", f"{os.sys.executable} {script}")
+    transcript = tmp_path / "t.jsonl"
+    claude_transcript(transcript)
+    report = json.loads(strata(mem, "capture", str(transcript), "--json").stdout)
+    assert report["summarizer"].startswith("made by ")
+    assert captured(mem) == {"active/lessons/the-excerpt-had-6-lines.md", "active/sessions/2026-11-20-sess-1-1.md"}
+    git(mem, "config", "strata.captureCommand", f"{os.sys.executable} -c 'import sys; sys.exit(4)'")
+    with open(transcript, "a") as f:
+        f.write(claude_line("user", "TODO: check the fallback path."))
+    report = json.loads(strata(mem, "capture", str(transcript), "--json").stdout)
+    assert "exited with status 4" in report["summarizer"] and "rules were used" in report["summarizer"]
+    assert (mem / "active/tasks/check-the-fallback-path.md").exists()

@@ -627,6 +627,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         text = (f"captured lines {r.lines[0]}-{r.lines[1]} of session {r.session} ({r.harness}): "
                 f"{len(r.memories)} memories, {r.skipped} line(s) skipped, {r.redacted} secret(s) redacted"
                 + (f" (commit {r.commit[:12]})" if r.commit else ""))
+        text += f"\nsummarizer: {r.summarizer}" if r.summarizer else ""
         text += "".join(f"\n  {name}" for name in r.memories)
     _emit(args, r.as_dict(), text)
     return 0

@@ -34,6 +34,8 @@ from strata_git.gitio.git import Repo, run
 from strata_git.ops import locate, txn
 
 MAX_LINE = 8 * 1024 * 1024
+COMMAND_TIMEOUT = 20  # seconds for `strata.captureCommand`: below the 30 s other writers wait for the lock
+MAX_EXCERPT = 8 * 1024 * 1024  # a longer stretch of transcript is not handed to the command
 FOLDERS = {"decision": "decisions", "rejection": "rejections", "lesson": "lessons", "task": "tasks"}
 _SESSION = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
@@ -46,6 +48,7 @@ class Report(NamedTuple):
     skipped: int  # corrupt, oversized or unknown lines
     redacted: int
     commit: str | None
+    summarizer: str = ""  # what `strata.captureCommand` did ("" when none is set: the rules alone)
 
     def as_dict(self) -> dict:
         return {**self._asdict(), "lines": list(self.lines) if self.lines else None}
@@ -60,10 +63,13 @@ def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str 
     with txn.locked(repo):
         txn.clear_killed(repo, contract.CAPTURE_COMMITTING)  # a capture killed inside `git commit`
         found = _read(path, fmt, session, lambda sid: _watermark(repo, sid))
-        sid, harness, first, last, notes, skipped, stamp = found
+        sid, harness, first, last, notes, skipped, stamp, span = found
         if not notes.turns:
             return Report(sid, harness, None, [], skipped, 0, None)
         d = notes.digest()
+        said, summarizer = _summarized(repo, path, span)
+        if said is not None:
+            d = d._replace(statements=said)
         drafts, redacted = _drafts(d, sid, harness, (first, last), stamp)
         known = locate.known(repo)
         writes: dict[str, bytes] = {}
@@ -105,7 +111,7 @@ def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str 
             commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=agent)
         txn.follow_head(repo, cfg, since=before, paths=list(writes))  # only the new files: no full scan
         return Report(sid, harness, (first, last), [names.display(p.partition("/")[2]) for p in writes], skipped,
-                      redacted, commit)
+                      redacted, commit, summarizer)
 
 
 def _watermark(repo: Repo, session: str) -> int:
@@ -128,8 +134,10 @@ def _read(path: str, fmt: str, session: str | None, watermark) -> tuple:
     start = 0
     notes = transcript.Notes()
     skipped, first, last, stamp = 0, 0, 0, ""
+    begin = end = 0  # byte offsets of the lines taken
     with open(path, "rb") as f:
         for number, raw in enumerate(_lines(f), start=1):
+            before, end_of_line = end, f.tell()
             if raw is not None and not raw.endswith(b"\n"):
                 break  # still being written: the next capture takes it
             obj = None
@@ -147,17 +155,52 @@ def _read(path: str, fmt: str, session: str | None, watermark) -> tuple:
                     fmt = transcript.detect(obj)
                 stamp = stamp or (obj["timestamp"] if isinstance(obj.get("timestamp"), str) else "")
             if number <= start:
+                end = end_of_line
                 continue
             found = transcript.turns(obj, fmt if fmt != "auto" else "claude-code", number)
             if found is None:
                 skipped += 1
+                end = end_of_line
                 continue
+            if not first:
+                begin = before
             first = first or number
             last = number
+            end = end_of_line
             for turn in found:
                 notes.add(turn)
     return (sid or _session_id(session or os.path.basename(path)), fmt if fmt != "auto" else "claude-code",
-            first, last, notes, skipped, stamp)
+            first, last, notes, skipped, stamp, (begin, end))
+
+
+def _summarized(repo: Repo, path: str, span: tuple[int, int]) -> tuple[list[tuple[str, str]] | None, str]:
+    """The statements `strata.captureCommand` (this clone's git config) finds in the captured
+    stretch of the transcript, fed on stdin; it prints one JSON object a line, {"type": decision,
+    rejection, lesson or task, "text": ...}. (None, why) when none is set or it fails: the rules
+    stand."""
+    from strata_git.store import summary
+
+    argv, why = summary.command(repo, "strata.captureCommand", "capture")
+    if not argv:
+        return None, ""
+    if span[1] - span[0] > MAX_EXCERPT:
+        return None, f"the stretch of transcript is over {MAX_EXCERPT >> 20} MiB: the rules alone were used"
+    with open(path, "rb") as f:
+        f.seek(span[0])
+        excerpt = f.read(span[1] - span[0])
+    out, why = summary.run_command(argv, excerpt, COMMAND_TIMEOUT, repo.root, "capture", cap=False)
+    if out is None:
+        return None, why + "; the rules were used instead"
+    found: dict[tuple[str, str], None] = {}
+    for line in out.splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict) and item.get("type") in FOLDERS and isinstance(item.get("text"), str) \
+                and len(" ".join(item["text"].split())) >= 8:
+            found.setdefault((item["type"], " ".join(item["text"].split())[:transcript.MAX_STATEMENT]), None)
+    return list(found), why
 
 
 def _lines(f):

@@ -108,44 +108,47 @@ def _cap(text: str) -> str:
     return data[:MAX_BYTES].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n…\n"
 
 
-def command(repo: Repo) -> tuple[list[str], str]:
-    """This clone's summary command as an argument list, or ([], why there is none). The program
-    is looked up on PATH or given as an absolute path: a relative one would run a file from the
-    working tree, which a sync can change."""
-    value = repo.git("config", "--get", "strata.summaryCommand", check=False).decode("utf-8", "replace").strip()
+def command(repo: Repo, key: str = "strata.summaryCommand", what: str = "summary") -> tuple[list[str], str]:
+    """This clone's `what` command (git config `key`) as an argument list, or ([], why there is
+    none). The program is looked up on PATH or given as an absolute path: a relative one would
+    run a file from the working tree, which a sync can change."""
+    value = repo.git("config", "--get", key, check=False).decode("utf-8", "replace").strip()
+    unset = f'no {what} command is set (git config {key} "...")'
     if not value:
-        return [], 'no summary command is set (git config strata.summaryCommand "...")'
+        return [], unset
     try:
         argv = shlex.split(value)
     except ValueError as e:
-        return [], f"strata.summaryCommand cannot be split into words: {e}"
+        return [], f"{key} cannot be split into words: {e}"
     if not argv:
-        return [], 'no summary command is set (git config strata.summaryCommand "...")'
+        return [], unset
     if "/" in argv[0] and not os.path.isabs(argv[0]):
-        return [], "strata.summaryCommand must name a program on PATH or by its absolute path"
+        return [], f"{key} must name a program on PATH or by its absolute path"
     found = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
     if not found:
-        return [], f"the summary command {argv[0]!r} is not on PATH"
+        return [], f"the {what} command {argv[0]!r} is not on PATH"
     return [found, *argv[1:]], ""
 
 
-def _run(argv: list[str], raw: bytes, timeout: float, cwd: str) -> tuple[str | None, str]:
+def run_command(argv: list[str], raw: bytes, timeout: float, cwd: str, what: str = "summary",
+                cap: bool = True) -> tuple[str | None, str]:
+    """(its output, or None, and what happened) of a local command fed `raw` on stdin."""
     try:
         proc = subprocess.run(argv, input=raw, capture_output=True, timeout=timeout, cwd=cwd, check=False)
     except subprocess.TimeoutExpired:
-        return None, f"the summary command timed out after {timeout:.3g} s"
+        return None, f"the {what} command timed out after {timeout:.3g} s"
     except OSError as e:
-        return None, f"the summary command could not start: {e.strerror}"
+        return None, f"the {what} command could not start: {e.strerror}"
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        return None, f"the summary command exited with status {proc.returncode}" + (f": {err[-1][:200]}" if err else "")
+        return None, f"the {what} command exited with status {proc.returncode}" + (f": {err[-1][:200]}" if err else "")
     try:
         text = proc.stdout.decode("utf-8")
     except UnicodeDecodeError:
-        return None, "the summary command printed something that is not UTF-8 text"
+        return None, f"the {what} command printed something that is not UTF-8 text"
     if not text.strip():
-        return None, "the summary command printed nothing"
-    return _cap(text.strip() + "\n"), f"made by {argv[0]}"
+        return None, f"the {what} command printed nothing"
+    return (_cap(text.strip() + "\n") if cap else text), f"made by {argv[0]}"
 
 
 def make(repo: Repo, cfg: Config, items: list[tuple[str, bytes | None]]) -> list[Made]:
@@ -175,7 +178,7 @@ def make(repo: Repo, cfg: Config, items: list[tuple[str, bytes | None]]) -> list
         if gave_up:
             made.append(Made(name, None, gave_up))
             continue
-        text, why = _run(argv, raw, min(cfg.cool_summary_timeout, left), repo.root)
+        text, why = run_command(argv, raw, min(cfg.cool_summary_timeout, left), repo.root)
         if "timed out" in why:
             gave_up = "an earlier summary command timed out in this cycle"
         if text is not None and cfg.check_secrets:
