@@ -144,6 +144,13 @@ def check_server(repo: Repo, remote: str, url: str) -> None:
                       "(hosted git services already do)")
 
 
+def _fetch_by_id(repo: Repo, scratch: str, url: str, oids: list[str]):
+    """Fetch exactly `oids` from `url` into the scratch repository (no negotiation, no refs)."""
+    return run(["-C", scratch, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "-q", "--no-tags",
+                "--no-write-fetch-head", "--recurse-submodules=no", url, "--stdin"], repo.root, check=False,
+               input="".join(f"{o}\n" for o in oids).encode())
+
+
 def _push(repo: Repo, remote: str, url: str, refspecs: list[str]) -> None:
     proc = run(["push", "--porcelain", remote, *refspecs], repo.root, check=False)
     if proc.returncode != 0:
@@ -197,9 +204,7 @@ def verify(repo: Repo, remote: str, url: str, blobs: list[str]) -> None:
         run(["init", "-q", "--bare", scratch], repo.root)
         for start in range(0, len(blobs), 20000):
             chunk = blobs[start:start + 20000]
-            proc = run(["-C", scratch, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "-q", "--no-tags",
-                        "--no-write-fetch-head", "--recurse-submodules=no", url, "--stdin"], repo.root, check=False,
-                       input="".join(f"{o}\n" for o in chunk).encode())
+            proc = _fetch_by_id(repo, scratch, url, chunk)
             if proc.returncode != 0:
                 raise Refused(f"the archive remote {remote} did not give back the archived objects "
                               f"({git.error_line(proc.stderr)}); nothing was pruned",
@@ -415,9 +420,7 @@ def borrow(repo: Repo, cfg: Config, blobs: list[str]) -> dict[str, bytes]:
     scratch = os.path.join(repo.state_dir(), f"{contract.BORROW_SCRATCH}{os.getpid()}-{os.urandom(4).hex()}")
     try:
         run(["init", "-q", "--bare", scratch], repo.root)
-        proc = run(["-C", scratch, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "-q", "--no-tags",
-                    "--no-write-fetch-head", "--recurse-submodules=no", url, "--stdin"], repo.root, check=False,
-                   input="".join(f"{o}\n" for o in blobs).encode())
+        proc = _fetch_by_id(repo, scratch, url, blobs)
         if proc.returncode != 0:
             raise GitFailed(f"could not fetch {len(blobs)} archived blob(s) from {remote} ({git.shown_url(url)}): "
                             f"{git.error_line(proc.stderr)}",
