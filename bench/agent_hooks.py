@@ -57,6 +57,19 @@ def bare_ms(env: dict) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def wrapped_capture(root: Path, path: Path, env: dict) -> tuple[dict, float, int]:
+    """(report, seconds, peak KiB) of `git strata capture PATH --json` in `root`, started from a
+    small wrapper process: a child forked from a benchmark that built a repository in-process
+    (hundreds of MiB) would report the benchmark's pages as its peak."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", WRAPPER, str(BIN / "git-strata"), "capture", str(path), "--json"],
+                          cwd=root, env=env, capture_output=True, check=False)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"capture failed: {proc.stderr.decode()[-500:]}")
+    return json.loads(proc.stdout), seconds, int(proc.stderr.decode().split()[-1])
+
+
 def transcript(path: Path, size: int, rng: random.Random) -> int:
     """A Claude Code transcript of about `size` bytes; its line count."""
     words = archive_bench.WORDS
@@ -110,16 +123,7 @@ def main() -> None:
         progress("capture of a 10 MB transcript")
         path = tmp_path / "transcript.jsonl"
         lines = transcript(path, 10 * 1024 * 1024, rng)
-        # Started from a small wrapper process: a child forked from this one (which built the
-        # repository in-process, hundreds of MiB) would report this process's pages as its peak.
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", WRAPPER, str(BIN / "git-strata"), "capture", str(path), "--json"],
-                              cwd=root, env=env, capture_output=True, check=False)
-        seconds = time.perf_counter() - start
-        if proc.returncode != 0:
-            raise SystemExit(f"capture failed: {proc.stderr.decode()[-500:]}")
-        stdout, peak = proc.stdout, int(proc.stderr.decode().split()[-1])  # KiB
-        report = json.loads(stdout)
+        report, seconds, peak = wrapped_capture(root, path, env)
         out["capture"] = {"bytes": os.path.getsize(path), "lines": lines, "seconds": round(seconds, 2),
                           "peak_rss_mib": round(peak / 1024, 1),
                           "memories": len(report["memories"])}

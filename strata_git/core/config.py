@@ -35,7 +35,7 @@ class Config(NamedTuple):
     check_secrets: bool = True
     agent_prompt_hints: bool = False  # UserPromptSubmit names the memories most relevant to a prompt
     agent_context_chars: int = 9000  # what the SessionStart hook may add (Claude Code takes ~10,000)
-    agent_prompt_min_score: float = 3.0  # a memory scoring less is not named to a prompt
+    agent_prompt_min_score: float = 6.0  # a memory scoring less is not named to a prompt
     source: str = "(defaults)"
 
     def cool_rule(self, name: str) -> tuple[int | None, str]:

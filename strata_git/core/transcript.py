@@ -6,6 +6,9 @@ Formats (README "Use it with Claude Code / Codex"):
 - Claude Code, one JSON object a line: `type` user / assistant / system / summary, `message`
   with `role` and `content` (a string, or blocks: `text`, `tool_use` with `name` and `input`,
   `tool_result`), `sessionId`, `timestamp`; a compacted session goes on with a summary line.
+  A subagent's lines carry `isSidechain: true`: their tool calls and statements count, but the
+  prompt the main agent gave the subagent is not what the user asked, and the subagent's last
+  words are not the session's outcome.
 - Codex rollouts: `type` session_meta / turn_context / response_item / event_msg; a
   response_item's `payload` is a `message` (role, content blocks of input_text / output_text)
   or a `function_call` (`name`, `arguments` as a JSON string).
@@ -33,6 +36,7 @@ FORMATS = ("claude-code", "codex")
 MAX_PROMPTS = 3
 MAX_ITEMS = 50  # files, commands, statements of each kind kept per capture
 MAX_STATEMENT = 200
+MAX_STATEMENTS = 2000  # kept from one stretch; a capture ends its stretch well before (capture.PART_STATEMENTS)
 
 _OPENS = r"(?:^|(?<=[.!?])[ \t]+)[ \t]*(?:[-*][ \t]*)?"  # a line's or a sentence's start
 _UNTIL = r"(?P<s>.+?)(?=[.!?](?:\s|$)|$)"  # to the end of the sentence
@@ -54,6 +58,7 @@ class Turn(NamedTuple):
     role: str  # user, assistant, tool (a tool's result), summary
     text: str
     tools: tuple[tuple[str, dict], ...] = ()  # (name, input) of each tool the assistant called
+    side: bool = False  # a subagent's line (Claude Code `isSidechain`): its prompt is not the user's ask
 
 
 class Digest(NamedTuple):
@@ -108,11 +113,12 @@ def _claude(obj: dict, n: int) -> list[Turn] | None:
     tools = tuple((b["name"], b["input"]) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
                   and isinstance(b.get("name"), str) and isinstance(b.get("input"), dict))
     results = [_text(b.get("content")) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+    side = obj.get("isSidechain") is True
     out = []
     text = _text(content)
     if text or tools:
-        out.append(Turn(n, "assistant" if kind == "assistant" else "user", text, tools))
-    out += [Turn(n, "tool", r) for r in results if r]
+        out.append(Turn(n, "assistant" if kind == "assistant" else "user", text, tools, side))
+    out += [Turn(n, "tool", r, (), side) for r in results if r]
     return out
 
 
@@ -151,10 +157,10 @@ class Notes:
 
     def add(self, t: Turn) -> None:
         self.turns += 1
-        if t.role == "user" and t.text.strip() and len(self.asked) < MAX_PROMPTS \
+        if t.role == "user" and not t.side and t.text.strip() and len(self.asked) < MAX_PROMPTS \
                 and not t.text.startswith(("<command-", "Caveat:", "This session is being continued")):
             self.asked.append(_one_line(t.text))
-        if t.role == "assistant" and t.text.strip():
+        if t.role == "assistant" and not t.side and t.text.strip():
             self.outcome = _one_line(t.text, 300)
         for name, args in t.tools:
             _tool(name, args, self.files, self.commands)
@@ -162,7 +168,7 @@ class Notes:
             for kind, pattern in RULES:
                 for m in pattern.finditer(t.text):
                     said = _one_line(m.group("s"), MAX_STATEMENT).rstrip(" .;:")
-                    if len(said) >= 8:
+                    if len(said) >= 8 and len(self.statements) < MAX_STATEMENTS:
                         self.statements.setdefault((kind, said), None)
 
     def digest(self) -> Digest:

@@ -10,7 +10,12 @@ commit, so the agent does not have to remember to.
 - **Bounded.** The file is read line by line; a line over MAX_LINE bytes, a line that is not JSON
   or of an unknown type is skipped and counted; a last line without its newline is still being
   written and is left for the next capture. What is kept while reading is the notes
-  (transcript.Notes): a few prompts, files and commands, the outcome, and the statements.
+  (transcript.Notes): a few prompts, files and commands, the outcome, and the statements. A
+  stretch of new transcript past PART_BYTES, or with PART_STATEMENTS statements, ends a part:
+  a long transcript is captured in several commits, each with its own line range.
+- **Kills.** Files a capture wrote before it was killed short of its commit are not committed;
+  the next capture of the same stretch (its memories name the same first line) takes them over
+  by name, even if the transcript has grown since, rather than writing copies beside them.
 - **No secrets in history.** Every memory's text goes through the secret rules the pre-commit
   hook uses: a token is replaced by `[redacted: rule]`, and a line the rules still flag is
   replaced whole. The count is reported and recorded.
@@ -34,6 +39,8 @@ from strata_git.gitio.git import Repo, run
 from strata_git.ops import locate, txn
 
 MAX_LINE = 8 * 1024 * 1024
+PART_BYTES = 32 * 1024 * 1024  # a longer stretch of new transcript is captured in parts, a commit each
+PART_STATEMENTS = 1000
 COMMAND_TIMEOUT = 20  # seconds for `strata.captureCommand`: below the 30 s other writers wait for the lock
 MAX_EXCERPT = 8 * 1024 * 1024  # a longer stretch of transcript is not handed to the command
 FOLDERS = {"decision": "decisions", "rejection": "rejections", "lesson": "lessons", "task": "tasks"}
@@ -49,6 +56,7 @@ class Report(NamedTuple):
     redacted: int
     commit: str | None
     summarizer: str = ""  # what `strata.captureCommand` did ("" when none is set: the rules alone)
+    commits: list[str] | None = None  # a capture in parts: every part's commit (`commit` is the last)
 
     def as_dict(self) -> dict:
         return {**self._asdict(), "lines": list(self.lines) if self.lines else None}
@@ -56,16 +64,38 @@ class Report(NamedTuple):
 
 def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str | None = None,
             agent: str | None = None) -> Report:
+    """Capture what is new in the transcript: in one commit, or, past PART_BYTES of transcript or
+    PART_STATEMENTS statements, in one commit per such part (the lock is let go between parts, and
+    a kill between them loses nothing: the next capture starts after the last part committed)."""
     if fmt not in ("auto", *transcript.FORMATS):
         raise Refused(f"unknown transcript format {fmt!r}", f"use one of: auto, {', '.join(transcript.FORMATS)}")
     if not os.path.isfile(path):
         raise NotFound(f"{path}: no such transcript", "give the path the harness passed as transcript_path")
+    parts: list[Report] = []
+    more = True
+    while more:
+        report, more = _part(repo, cfg, path, fmt, session, agent)
+        if more and parts and report.lines and report.lines[0] <= parts[-1].lines[1]:
+            raise Refused(f"capture of {path} did not move past line {report.lines[0]}",
+                          "see `git log --grep Strata-Capture`; the last capture's trailer is not readable")
+        parts.append(report)
+    if len(parts) == 1:
+        return parts[0]
+    done = [p for p in parts if p.lines]
+    said = "; ".join(sorted({p.summarizer for p in parts} - {""}))
+    return Report(parts[0].session, parts[0].harness, (done[0].lines[0], done[-1].lines[1]),
+                  [m for p in parts for m in p.memories], sum(p.skipped for p in parts),
+                  sum(p.redacted for p in parts), done[-1].commit, said, [p.commit for p in done if p.commit])
+
+
+def _part(repo: Repo, cfg: Config, path: str, fmt: str, session: str | None,
+          agent: str | None) -> tuple[Report, bool]:
     with txn.locked(repo):
         txn.clear_killed(repo, contract.CAPTURE_COMMITTING)  # a capture killed inside `git commit`
         found = _read(path, fmt, session, lambda sid: _watermark(repo, sid))
-        sid, harness, first, last, notes, skipped, stamp, span = found
+        sid, harness, first, last, notes, skipped, stamp, span, more = found
         if not notes.turns:
-            return Report(sid, harness, None, [], skipped, 0, None)
+            return Report(sid, harness, None, [], skipped, 0, None), False
         d = notes.digest()
         said, summarizer = _summarized(repo, path, span)
         if said is not None:
@@ -75,15 +105,14 @@ def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str 
         writes: dict[str, bytes] = {}
         leftovers: set[str] = set()
         taken = {names.collision_key(n) for held in known[0].values() for _, n in held}
+        mark = _where(harness, sid, first).encode()
         for base, content in drafts:
             if len(content) > cfg.max_memory_bytes:
                 content = content[: cfg.max_memory_bytes - 64].decode("utf-8", "ignore").encode() + b"\n[cut]\n"
-            left = _leftover(repo, base, content)
-            if left:  # this very memory, written by a capture killed before its commit: take it over
-                leftovers.add(left)
-                writes[left] = content
-                continue
-            writes[names.tier_path("active", _free(base, taken))] = content
+            name, left = _free(base, taken, lambda p: _leftover(repo, p, mark, writes))
+            if left:  # written by a capture of this same stretch killed before its commit: taken over
+                leftovers.add(name)
+            writes[name] = content
         # A new name is held by no file, tracked or not (locate.known lists both): only a .gitignore
         # rule can stand in the way, asked of git once for all of them.
         fresh = [p for p in writes if p not in leftovers]
@@ -111,7 +140,7 @@ def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str 
             commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=agent)
         txn.follow_head(repo, cfg, since=before, paths=list(writes))  # only the new files: no full scan
         return Report(sid, harness, (first, last), [names.display(p.partition("/")[2]) for p in writes], skipped,
-                      redacted, commit, summarizer)
+                      redacted, commit, summarizer), more
 
 
 def _watermark(repo: Repo, session: str) -> int:
@@ -127,19 +156,25 @@ def _watermark(repo: Repo, session: str) -> int:
 
 
 def _read(path: str, fmt: str, session: str | None, watermark) -> tuple:
-    """(session, format, first line, last line, notes, skipped, first timestamp) of the complete
-    lines after the session's watermark. The session is `session`, else the one the first line
-    names, else the file's name."""
+    """(session, format, first line, last line, notes, skipped, first timestamp, byte span, more)
+    of the complete lines after the session's watermark, up to a part's size (more: the part ended
+    early). The session is `session`, else the one the first line names, else the file's name."""
     sid: str | None = None
     start = 0
     notes = transcript.Notes()
-    skipped, first, last, stamp = 0, 0, 0, ""
+    skipped, first, last, stamp, more = 0, 0, 0, "", False
     begin = end = 0  # byte offsets of the lines taken
     with open(path, "rb") as f:
         for number, raw in enumerate(_lines(f), start=1):
             before, end_of_line = end, f.tell()
             if raw is not None and not raw.endswith(b"\n"):
                 break  # still being written: the next capture takes it
+            if sid is not None and number <= start:  # captured before: read past, not parsed
+                end = end_of_line
+                continue
+            if first and (end - begin >= PART_BYTES or len(notes.statements) >= PART_STATEMENTS):
+                more = True
+                break
             obj = None
             if raw is not None:
                 try:
@@ -170,7 +205,7 @@ def _read(path: str, fmt: str, session: str | None, watermark) -> tuple:
             for turn in found:
                 notes.add(turn)
     return (sid or _session_id(session or os.path.basename(path)), fmt if fmt != "auto" else "claude-code",
-            first, last, notes, skipped, stamp, (begin, end))
+            first, last, notes, skipped, stamp, (begin, end), more)
 
 
 def _summarized(repo: Repo, path: str, span: tuple[int, int]) -> tuple[list[tuple[str, str]] | None, str]:
@@ -225,18 +260,15 @@ def _ignored(repo: Repo, paths: list[str]) -> list[str]:
     return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def _leftover(repo: Repo, base: str, content: bytes) -> str | None:
-    """The path of `base` if a killed capture left exactly `content` there, uncommitted."""
+def _leftover(repo: Repo, path: str, mark: bytes, writes: dict[str, bytes]) -> bool:
+    """Whether a capture of this same stretch (its memories carry `mark`), killed before its commit,
+    left `path` behind, uncommitted: it is then taken over, not duplicated beside a new name."""
+    if path in writes or safefs.kind(repo.root, path) != "file" or repo.in_head(path):
+        return False
     try:
-        path = names.tier_path("active", names.normalize(base))
-    except BadName:
-        return None
-    if safefs.kind(repo.root, path) != "file" or repo.in_head(path):
-        return None
-    try:
-        return path if safefs.read(repo.root, path, len(content) + 1) == content else None
-    except NotFound:
-        return None
+        return mark in safefs.read(repo.root, path, 1 << 20)
+    except (NotFound, Refused):
+        return False
 
 
 def _session_id(value: str) -> str:
@@ -248,7 +280,7 @@ def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int]
     """[(memory name, content)] and how many lines had a secret redacted."""
     day = stamp[:10] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", stamp[:10] or "") else \
         datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
-    where = f"Captured from {harness} session {sid}, transcript lines {lines[0]}-{lines[1]}."
+    where = f"{_where(harness, sid, lines[0])}{lines[1]}."
     redacted = 0
 
     def clean(text: str) -> str:
@@ -285,20 +317,28 @@ def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int]
     return drafts, redacted
 
 
+def _where(harness: str, sid: str, first: int) -> str:
+    """How every memory of a capture begins its last paragraph (the end line follows)."""
+    return f"Captured from {harness} session {sid}, transcript lines {first}-"
+
+
 def _slug(text: str) -> str:
     slug = "-".join("".join(c if c.isalnum() else " " for c in text.lower()).split())[:60].strip("-")
     return slug or "note"
 
 
-def _free(base: str, taken: set[str]) -> str:
-    """`base`, or `base-2`, `base-3`, ... : the first name no memory has (case and accents folded)."""
+def _free(base: str, taken: set[str], leftover) -> tuple[str, bool]:
+    """(path, taken over) for `base`: the path of `base`, or `base-2`, `base-3`, ..., the first name
+    no memory has (case and accents folded), or one a killed capture of this stretch left."""
     for candidate in itertools.chain([base], (f"{base}-{i}" for i in range(2, 1000))):
         try:
             norm = names.normalize(candidate)
         except BadName:
             norm = names.normalize(f"captured/{_slug(candidate)}-{hashlib.sha256(candidate.encode()).hexdigest()[:8]}")
-        key = names.collision_key(norm)
+        key, path = names.collision_key(norm), names.tier_path("active", norm)
         if key not in taken:
             taken.add(key)
-            return norm
+            return path, False
+        if leftover(path):
+            return path, True
     raise Refused(f"999 memories are named {base}", "rename some of them")
