@@ -18,7 +18,7 @@ FIXED_DATE = "2026-11-01T12:00:00+00:00"
 def _hermetic_env(home: Path, set_env, del_env) -> None:
     """No system or global git config, fixed identities and dates, no GIT_* variables from outside."""
     for key in list(os.environ):
-        if key.startswith(("GIT_", "STRATA_")) or key in ("EDITOR", "VISUAL"):
+        if key.startswith(("GIT_", "STRATA_")) and key != "STRATA_SEED" or key in ("EDITOR", "VISUAL"):
             del_env(key)
     set_env("HOME", str(home))
     set_env("XDG_CONFIG_HOME", str(home / ".config"))

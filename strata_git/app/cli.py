@@ -123,9 +123,16 @@ def cmd_read(args: argparse.Namespace) -> int:
     return 0
 
 
+def shown(text: str) -> str:
+    """A name printed exactly and safely (entries.shown; imported here, off the commit hook's path)."""
+    from strata_git.core.entries import shown as escaped
+
+    return escaped(text)
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     entries = _vault().list(tier=args.tier, type=args.type)
-    rows = [f"{e.tier:<8} {e.as_dict()['name']:<32} {e.type:<10} {e.title}"
+    rows = [f"{e.tier:<8} {shown(e.as_dict()['name']):<32} {e.type:<10} {e.title}"
             + (f"  [{', '.join(e.tags)}]" if e.tags else "") + (f"  INVALID: {e.problem}" if e.problem else "")
             for e in entries]
     _emit(args, [e.as_dict() for e in entries], "\n".join(rows) or "no memories")
@@ -153,12 +160,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     sync = status.sync
     lines.append(f"sync: {sync['remote']}, " + (f"{sync['ahead']} ahead, {sync['behind']} behind as of the last fetch"
                                                 if sync["ahead"] is not None else "never synced"))
-    lines += [f"conflict: {c['name']} has another version beside it, {c['copy']}"
+    lines += [f"conflict: {shown(c['name'])} has another version beside it, {shown(c['copy'])}"
               + (f" (from {c['from']})" if c["from"] else "")
               + (f"; finish with `git strata resolve {c['copy']} --keep current|copy|both`" if c["memory"] else
                  "; merge the two by hand, delete the copy and commit") for c in status.conflicts]
-    lines += [f"uncommitted: {p}" for p in status.uncommitted]
-    lines += [f"problem: {p}" for p in status.problems]
+    lines += [f"uncommitted: {shown(p)}" for p in status.uncommitted]
+    lines += [f"problem: {shown(p)}" for p in status.problems]
     _emit(args, status.as_dict(), "\n".join(lines))
     return 0
 
@@ -210,7 +217,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     lines = []
     for h in hits:
         where = f" · {h.commit[:12]} blob {h.blob[:12]}" if h.tier == "archive" and h.commit else ""
-        lines += [f"{h.tier:7} {h.name} · {h.title} · {h.type} · score {h.score:.2f}{where}", f"        {h.snippet}"]
+        lines += [f"{h.tier:7} {shown(h.name)} · {h.title} · {h.type} · score {h.score:.2f}{where}",
+                  f"        {h.snippet}"]
         gist = summary.gist(h.summary)
         lines += [f"        summary: {clean(gist)[:160]}"] if gist else []
     _emit(args, [h.as_dict() for h in hits], "\n".join(lines) or "no matches")
@@ -280,13 +288,13 @@ def cmd_sync(args: argparse.Namespace) -> int:
                  if r.integrated != "up to date" else f"up to date with {r.remote}/{r.branch} ({r.outgoing} out)")
     for d in r.decisions:
         if d["beside"] and d["beside"].startswith("active/") and d["beside"].endswith(".md"):
-            lines.append(f"conflict: {d['name']}: {d['how']}: {d['beside']}; "
+            lines.append(f"conflict: {shown(d['name'])}: {d['how']}: {shown(d['beside'])}; "
                          f"finish with `git strata resolve {d['beside'][len('active/'):-3]} --keep current|copy|both`")
         elif d["beside"]:
-            lines.append(f"conflict: {d['name']}: {d['how']}: {d['beside']}; merge the two by hand, "
+            lines.append(f"conflict: {shown(d['name'])}: {d['how']}: {shown(d['beside'])}; merge the two by hand, "
                          "delete the copy and commit")
         else:
-            lines.append(f"merged: {d['name']}: {d['how']}")
+            lines.append(f"merged: {shown(d['name'])}: {d['how']}")
     lines.append(("pushed" if r.pushed else "nothing to push") + f"; HEAD {(r.head or 'none')[:12]}"
                  if not r.dry_run else "dry run: nothing was committed, merged or pushed")
     lines += [f"mirror {name}: {state}" for name, state in r.mirrors.items()]
@@ -349,8 +357,6 @@ def _date(stamp: int) -> str:
 
 
 def cmd_janitor(args: argparse.Namespace) -> int:
-    from strata_git.core.names import display
-
     result = _vault().janitor(dry_run=args.dry_run, now=_when(args))
     plan = result.plan
     lines = [f"{'plan' if args.dry_run else 'janitor'}: {plan.summary()}"
@@ -358,8 +364,10 @@ def cmd_janitor(args: argparse.Namespace) -> int:
     for m in plan.moves:
         src, dst = m.paths
         read = f", last read {_date(m.last_read)}" if m.last_read else ""
-        lines.append(f"  {m.action:<8} {src} -> {dst}  [{m.rule}; age {m.age_days} d, {m.reads} read(s){read}]")
-    lines += [f"  skipped  {display(s.name)}: {s.reason}" for s in plan.skipped]
+        lines.append(f"  {m.action:<8} {shown(src)} -> {shown(dst)}  [{m.rule}; age {m.age_days} d, "
+                     f"{m.reads} read(s){read}]")
+    lines += [f"  skipped  {shown(s.name[:-3] if s.name.endswith('.md') else s.name)}: {shown(s.reason)}"
+              for s in plan.skipped]
     if result.recovered not in ("clean", "not checked (dry run)"):
         lines.append(f"note: an interrupted cycle was {result.recovered}")
     if result.archive and "error" in result.archive:
@@ -388,7 +396,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_log(args: argparse.Namespace) -> int:
     moves = _vault().log(args.name, args.limit)
-    lines = [f"{m['date']} {m['commit'][:12]} {m['action']:<8} {m['from']} -> {m['to']}  [{m['rule']}; "
+    lines = [f"{m['date']} {m['commit'][:12]} {shown(m['action']):<8} {shown(m['from'])} -> {shown(m['to'])}  "
+             f"[{shown(str(m['rule']))}; "
              f"age {m['age_days']} d, {m['reads']} read(s)]" for m in moves]
     _emit(args, moves, "\n".join(lines) or "no migrations yet")
     return 0
@@ -397,7 +406,7 @@ def cmd_log(args: argparse.Namespace) -> int:
 def cmd_why(args: argparse.Namespace) -> int:
     info = _vault().why(args.name, now=_when(args))
     moved = info["moved_by"]
-    lines = [f"{info['name']}: in {info['tier']}/ since {info['in_tier_since']}"
+    lines = [f"{shown(info['name'])}: in {info['tier']}/ since {info['in_tier_since']}"
              + (f" ({moved['action']} by {moved['rule']}, commit {moved['commit'][:12]})" if moved else ""),
              f"last changed {info['last_changed']} ({info['age_days']} days ago); "
              f"{info['reads_last_90_days']} read(s) in 90 days, last {info['last_read'] or 'never'}",
@@ -628,7 +637,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
                 f"{len(r.memories)} memories, {r.skipped} line(s) skipped, {r.redacted} secret(s) redacted"
                 + (f" (commit {r.commit[:12]})" if r.commit else ""))
         text += f"\nsummarizer: {r.summarizer}" if r.summarizer else ""
-        text += "".join(f"\n  {name}" for name in r.memories)
+        text += "".join(f"\n  {shown(name)}" for name in r.memories)
     _emit(args, r.as_dict(), text)
     return 0
 
@@ -687,6 +696,16 @@ def _fail(as_json: bool, kind: str, message: str, hint: str) -> None:
 
 
 def _run(call: Callable[[], int], as_json: bool) -> int:
+    try:
+        return _call(call, as_json)
+    finally:
+        from strata_git.core import untrusted
+
+        for line in untrusted.drain():  # values from history or another machine that were skipped
+            print(f"git-strata: warning: {shown(line)}", file=sys.stderr)
+
+
+def _call(call: Callable[[], int], as_json: bool) -> int:
     try:
         return call()
     except StrataError as e:

@@ -11,13 +11,13 @@ from typing import NamedTuple
 
 from strata_git.app import serve
 from strata_git.core import context as boot
-from strata_git.core import contract, names
+from strata_git.core import contract, names, untrusted
 from strata_git.core.config import Config
 from strata_git.gitio import partial, safefs
 from strata_git.gitio.git import Repo
 from strata_git.ops import hookshims
 from strata_git.ops.sync import conflicts
-from strata_git.store import catalog, history, index_md, shadow
+from strata_git.store import access, catalog, history, index_md, shadow
 
 
 class Status(NamedTuple):
@@ -68,14 +68,42 @@ def status(repo: Repo, cfg: Config) -> Status:
     uncommitted = [path for _, path in repo.status(*names.TIERS)]
     problems = [f"{e.path}: {e.problem}" for e in scan.entries if e.problem]
     problems += [f"{p}: not a memory (only .md files belong in tier folders)" for p in scan.strays]
+    problems += name_problems(scan.entries)
     archive_state = _archive_state(repo)
     problems += shadow.warnings(repo)
+    access.read_all(repo)  # for its warnings: a record another machine wrote that cannot be read
+    problems += untrusted.warnings()  # what history and other machines sent that could not be read
     branch = repo.git("symbolic-ref", "-q", "--short", "HEAD", check=False).decode().strip()
     active = [e.name for e in scan.entries if e.tier == "active"]
     return Status(repo.root, branch or "(detached)", repo.head(), tiers, hookshims.state(repo), cfg.as_dict(),
                   uncommitted, problems, serve.running(repo), archive_state,
                   conflicts.open_conflicts(repo.root, active, _tracked_copies(repo)),
                   _sync_state(repo, cfg, branch), catalog.derived_sizes(repo))
+
+
+def name_problems(entries: list) -> list[str]:
+    """Names that mean more than one memory, or look like another: what plain git or a sync can
+    bring in that `write` would never make. Each line says how to fix it."""
+    found: list[str] = []
+    by_name: dict[str, list] = {}
+    by_key: dict[str, set[str]] = {}
+    for e in entries:
+        by_name.setdefault(e.name, []).append(e.path)
+        by_key.setdefault(names.collision_key(e.name), set()).add(e.name)
+        scripts = names.mixed_scripts(e.name)
+        if scripts:
+            found.append(f"{e.path}: its name mixes {' and '.join(s.title() for s in scripts)} letters, so it can look "
+                         "exactly like another name; rename it with `git mv` if that was not meant")
+    for name, paths in by_name.items():
+        if len(paths) > 1:
+            found.append(f"{names.display(name)}: in more than one tier ({', '.join(paths)}); a name reaches only the "
+                         "first, and the janitor moves neither; keep one and `git rm` the others (history keeps them)")
+    for spelled in by_key.values():
+        if len(spelled) > 1:
+            found.append(f"{', '.join(sorted(names.display(n) for n in spelled))}: names that differ only by case or "
+                         "accents (one file on macOS and Windows), which the janitor does not move; rename all but "
+                         "one with `git mv`")
+    return found
 
 
 def _tracked_copies(repo: Repo) -> list[str]:
@@ -101,8 +129,10 @@ def _archive_state(repo: Repo) -> dict:
     last = None
     for line in filter(None, verified):
         remote, commit = line.split(" ", 1)
-        stamp = int(repo.git("log", "-1", "--format=%ct", commit).decode().strip())
-        if last is None or stamp > last[1]:
+        stamp = untrusted.stamp(repo.git("log", "-1", "--format=%ct", commit).decode())
+        if stamp is None:
+            untrusted.warn(f"{contract.VERIFIED_REFS}{remote}", "its commit's date is not between 1970 and 9999")
+        elif last is None or stamp > last[1]:
             last = (remote, stamp)
     when = (f"{last[0]} at {datetime.datetime.fromtimestamp(last[1], datetime.UTC):%Y-%m-%d %H:%M} UTC"
             if last else None)

@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from strata_git.core import names
+from strata_git.core import names, untrusted
 from strata_git.gitio import partial
 from strata_git.gitio.git import Repo
 from strata_git.ops import audit
@@ -30,6 +30,7 @@ WEEKS = 12
 
 
 def _week(stamp: int) -> str:
+    stamp = min(max(stamp, 0), untrusted.MAX_TIME)  # checked where read; clamped here all the same
     year, week, _ = datetime.datetime.fromtimestamp(stamp, datetime.UTC).isocalendar()
     return f"{year}-W{week:02d}"
 

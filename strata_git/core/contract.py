@@ -149,7 +149,10 @@ def looks_like_copy(path: str) -> bool:
 # -- dates ----------------------------------------------------------------------------------------
 
 def day(stamp: int | float | None) -> str | None:
-    """A Unix time as the UTC date `YYYY-MM-DD` (None stays None)."""
+    """A Unix time as the UTC date `YYYY-MM-DD` (None stays None, and so does a time no date shows)."""
+    from strata_git.core import untrusted
+
+    stamp = untrusted.stamp(stamp)  # a date from history may be past what a date can show
     if stamp is None:
         return None
     import datetime  # here: `git strata read` needs no dates, and every module imports this one

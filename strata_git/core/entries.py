@@ -39,6 +39,13 @@ class Scan(NamedTuple):
     strays: list[str]  # non-memory files, links and special files inside tier folders
 
 
+def shown(text: str) -> str:
+    """A name (or a line that holds one) safe to print and still exact: each control or
+    direction-changing character as a `\\uXXXX` escape, so a newline in a name cannot forge a line
+    of output and U+202E cannot reverse one."""
+    return UNSAFE_TO_DISPLAY.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
 def clean(text: str) -> str:
     """Text safe to show on a terminal or in index.md: no control or direction-changing characters."""
     return UNSAFE_TO_DISPLAY.sub(" ", text).strip()

@@ -177,12 +177,31 @@ def _is_iso_date(value: Any) -> bool:
 
 
 def compose(text: str, updates: dict[str, Any], where: str) -> bytes:
-    """Content with `updates` set in its frontmatter (existing key order kept, body verbatim)."""
+    """Content with `updates` set in its frontmatter. Only the lines of the keys set change: the
+    other keys, their order, comments, the line endings (CRLF stays CRLF) and the body are kept."""
     import frontmatter
 
+    updates = {k: v for k, v in updates.items() if v is not None}
+    for key, value in updates.items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and UNSAFE_TO_DISPLAY.search(item):
+                raise _bad(where, f"the {key} holds a line break or another control character",
+                           f"give the {key} on one line, as plain text")
     fm, body, _ = split(text, where)
     meta = parse_frontmatter(fm, where) if fm is not None else {}
-    meta.update({k: v for k, v in updates.items() if v is not None})
+    meta.update(updates)
     check_known_keys(meta, where)
-    rendered = frontmatter.YAMLHandler().export(meta, sort_keys=False)
-    return f"---\n{rendered}\n---\n{body}".encode()
+    newline = "\r\n" if (fm if fm is not None else text).count("\r\n") else "\n"
+    lines = (fm or "").splitlines()
+    for key, value in updates.items():
+        block = frontmatter.YAMLHandler().export({key: value}, sort_keys=False).splitlines()
+        at = next((i for i, line in enumerate(lines) if line.startswith(f"{key}:")), None)
+        if at is None:
+            lines += block
+            continue
+        end = at + 1  # the key's value goes on over indented lines and `- ` list items
+        while end < len(lines) and lines[end][:1] in (" ", "\t", "-") and not lines[end].startswith("---"):
+            end += 1
+        lines[at:end] = block
+    parse_frontmatter("\n".join(lines) + "\n", where)  # still one valid frontmatter
+    return newline.join(["---", *lines, "---", ""]).encode() + body.encode()

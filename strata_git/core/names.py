@@ -93,7 +93,32 @@ def normalize(name: str) -> str:
         _check_component(name, name.rsplit("/", 1)[-1])
     if name == SUFFIX:
         raise _refuse(name, "it is empty")
+    last = name.rsplit("/", 1)[-1][: -len(SUFFIX)]
+    if last.lower().endswith(SUFFIX):  # `plan.md.md` would be listed as `plan.md`, which reads as `plan`
+        raise _refuse(name, f"its last part still ends in {SUFFIX} once the {SUFFIX} suffix is taken off",
+                      f"name it {display(display(name))!r}: the {SUFFIX} is added for you")
     return name
+
+
+def refusal(name: str) -> str | None:
+    """Why `write` would refuse `name` (with .md: a file that came in through git or a sync), or None."""
+    try:
+        return None if normalize(name) == name else "it is not in the form git-strata writes"
+    except BadName as e:
+        return e.message.removeprefix("bad memory name ")
+
+
+_CONFUSABLE = {"LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC"}
+
+
+def mixed_scripts(name: str) -> list[str]:
+    """The scripts mixed within one part of `name` among those whose letters look alike (Latin,
+    Cyrillic, Greek, ...): `kоda` with a Cyrillic о looks exactly like `koda`. [] when none are."""
+    for part in name.split("/"):
+        found = {unicodedata.name(c, "").partition(" ")[0] for c in part if c.isalpha()} & _CONFUSABLE
+        if len(found) > 1:
+            return sorted(found)
+    return []
 
 
 def display(name: str) -> str:

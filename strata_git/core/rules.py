@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from strata_git.core import contract, names
+from strata_git.core import contract, names, untrusted
 from strata_git.core.config import Config
 
 DAY = 86400
@@ -154,17 +154,20 @@ def parse_when(text: str, now: int) -> int:
     value = text.strip()
     try:
         if value.startswith("@"):
-            return int(value[1:])
-        if value.startswith("+") and value.endswith("d"):
-            return now + int(value[1:-1]) * DAY
-        parsed = datetime.datetime.fromisoformat(value)
-    except ValueError:
-        raise StrataError(f"cannot read the time {text!r}",
+            found = int(value[1:])
+        elif value.startswith("+") and value.endswith("d"):
+            found = now + int(value[1:-1]) * DAY
+        else:
+            parsed = datetime.datetime.fromisoformat(value)
+            found = int((parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)).timestamp())
+    except (ValueError, OverflowError):
+        raise StrataError(f"cannot read the time {text[:40]!r}",
                           "use a date like 2027-01-31, a time like 2027-01-31T12:00:00+00:00, @<unix time> or +30d"
                           ) from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=datetime.UTC)
-    return int(parsed.timestamp())
+    if untrusted.stamp(found) is None:
+        raise StrataError(f"the time {text[:40]!r} is outside what a commit date can hold (1970 to 9999)",
+                          "give a time between 1970-01-01 and 9999-12-31")
+    return found
 
 
 

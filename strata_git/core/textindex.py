@@ -6,11 +6,15 @@ FTS5 sees it, in two steps:
 
 1. `tokens()`: words, lower-cased and NFKC-folded, and every run of Han, kana or Hangul
    as its overlapping two-character pieces ("记忆系统" -> "记忆 忆系 系统"), so a
-   two-character query word matches inside a longer run. An archive record keeps these
-   surface tokens with their counts, so it never depends on the rules of step 2.
+   two-character query word matches inside a longer run; an emoji or other pictograph is a
+   token of its own, spelled `u` + its code point in hex ("🎉" -> "u1f389"), so that it is a
+   word to FTS5 and to archive records alike. An archive record keeps these surface tokens
+   with their counts, so it never depends on the rules of step 2.
 2. `terms()`: stop words dropped and every other word reduced to its Snowball (English)
-   stem, so "hosted", "hosts" and "hosting" are one term. This is the ranking policy,
-   applied when the index is built: changing it rebuilds the index, never the records.
+   stem, so "hosted", "hosts" and "hosting" are one term. The index also holds each
+   character of a CJK piece, so a one-character query ("猫") finds it inside a longer run
+   ("黑猫很可爱"). This is the ranking policy, applied when the index is built: changing it
+   rebuilds the index, never the records.
 
 A query goes through the same two steps and each term is quoted, so no text an agent
 types can be FTS5 syntax.
@@ -29,7 +33,10 @@ import Stemmer
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u31f0-\u31ff"
 # What FTS5's unicode61 keeps together (letters and digits), so each token stays one FTS5 token.
 # A CJK run is its own token even when a Latin word touches it ("heron项目" -> "heron", "项目").
-_TOKEN = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]+", re.UNICODE)
+# Pictographs: emoji and the older symbol blocks they grew from.
+_PICTO = "\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff"
+_TOKEN = re.compile(f"[{_CJK}]+|[{_PICTO}]|[^\\W_{_CJK}]+", re.UNICODE)
+_PICTO_CHAR = re.compile(f"[{_PICTO}]")
 _CJK_RUN = re.compile(f"^[{_CJK}]")
 MAX_QUERY_TERMS = 32
 MAX_TOKEN_CHARS = 64
@@ -54,7 +61,9 @@ def tokens(text: str) -> list[str]:
     out: list[str] = []
     for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
         word = match.group()
-        if _CJK_RUN.match(word):
+        if _PICTO_CHAR.match(word):
+            out.append(f"u{ord(word):x}")
+        elif _CJK_RUN.match(word):
             out.extend(word[i:i + 2] for i in range(max(1, len(word) - 1)))
         elif len(word) <= MAX_TOKEN_CHARS:
             out.append(word)
@@ -77,8 +86,24 @@ def _term(token: str) -> str:
 
 
 def terms(surface: Iterable[str]) -> list[str]:
-    """Index terms of surface tokens, in order: stop words dropped, the rest stemmed."""
+    """Terms of surface tokens, in order: stop words dropped, the rest stemmed (a query's terms)."""
     return [term for term in map(_term, surface) if term]
+
+
+def _chars(token: str) -> tuple[str, ...]:
+    """The characters a CJK piece adds to the index (none for any other token)."""
+    return tuple(token) if len(token) == 2 and _CJK_RUN.match(token) else ()
+
+
+def index_terms(surface: Iterable[str]) -> list[str]:
+    """Terms the index holds for surface tokens: `terms`, and each character of a CJK piece."""
+    out: list[str] = []
+    for token in surface:
+        term = _term(token)
+        if term:
+            out.append(term)
+            out.extend(_chars(token))
+    return out
 
 
 def counted_terms(counts: dict[str, int], into: dict[str, int] | None = None) -> dict[str, int]:
@@ -91,12 +116,14 @@ def counted_terms(counts: dict[str, int], into: dict[str, int] | None = None) ->
             term = _term(token)
         if term:
             out[term] = out.get(term, 0) + n
+            for char in _chars(term):  # (a CJK piece is its own term)
+                out[char] = out.get(char, 0) + n
     return out
 
 
 def indexed(text: str) -> str:
     """`text` as the full-text index holds it: its terms joined by spaces."""
-    return " ".join(terms(tokens(text)))
+    return " ".join(index_terms(tokens(text)))
 
 
 def spelled_out(counts: dict[str, int]) -> str:

@@ -8,9 +8,7 @@ a commit is the undo.
 
 from __future__ import annotations
 
-import json
-
-from strata_git.core import contract, memory, names, rules
+from strata_git.core import contract, memory, names, rules, untrusted
 from strata_git.core.config import Config
 from strata_git.errors import StrataError
 from strata_git.gitio import safefs
@@ -32,15 +30,21 @@ def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[dic
     for record in out.split("\x01"):
         commit, _, rest = record.strip("\0\n").partition("\0")
         stamp, _, trailers = rest.partition("\0")
+        if not commit:
+            continue
+        when = untrusted.stamp(stamp)
+        if when is None:
+            untrusted.warn(f"commit {commit[:12]}", f"its date ({stamp[:24]}) is not between 1970 and 9999; "
+                           "its moves are left out of the log")
+            continue
         for value in filter(None, (t.strip() for t in trailers.split("\x1e"))):
-            try:
-                move = json.loads(value)
-            except ValueError:
+            move = untrusted.move(value)
+            if move is None:
+                untrusted.warn(f"commit {commit[:12]}", f"a {contract.MOVE} trailer that is not a move record; "
+                               "left out of the log")
                 continue
-            if not isinstance(move, dict):
-                continue
-            if name is None or move.get("name") == names.display(name):
-                found.append({"commit": commit, "time": int(stamp), "date": contract.day(int(stamp)), **_paths(move)})
+            if name is None or move["name"] == names.display(name):
+                found.append({"commit": commit, "time": when, "date": contract.day(when), **_paths(move)})
                 if len(found) >= limit:
                     return found
     return found

@@ -58,9 +58,7 @@ def clone(url: str, folder: str | None = None) -> Cloned:
         raise NotFound(f"could not clone {git.shown_url(url)}: {reason}",
                        "check the url and that the server is reachable")
     repo = discover(target)
-    if not repo.head():
-        raise Refused(f"{git.shown_url(url)} has no commits: it is not a memory repository yet",
-                      "run `git strata init` in a clone of it, or clone a memory repository")
+    warning = "" if repo.head() else _branch_of_a_headless_remote(repo, url)
     repo.git("sparse-checkout", "set", "--no-cone", *partial.SPARSE_PATTERNS)
     # Every blob the checkout needs, in one fetch: active/, cooled/ and any file outside archive/.
     needed = partial.absent(repo, sorted(archive.live_blobs(repo) - {""}))
@@ -84,9 +82,28 @@ def clone(url: str, folder: str | None = None) -> Cloned:
     index_md.refresh(repo, cfg.max_memory_bytes)
     blobs = sorted({row.blob for row in shadow.all_rows(repo)})
     local = len(blobs) - len(partial.absent(repo, blobs))
-    warning = ""
     if local:
-        warning = (f"the server sent {local} archived blob(s) anyway (it ignores --filter): set "
-                   f"{archive.SERVER_SETTINGS} on it, then `git strata archive` prunes them here")
+        sent = (f"the server sent {local} archived blob(s) anyway (it ignores --filter): set "
+                f"{archive.SERVER_SETTINGS} on it, then `git strata archive` prunes them here")
+        warning = f"{warning}; {sent}" if warning else sent
     return Cloned(repo.root, git.shown_url(url), archived, local, warning)
 
+
+def _branch_of_a_headless_remote(repo, url: str) -> str:
+    """A remote whose HEAD names a branch it does not have (plain git clones it with a warning and
+    no branch): check out its `main`, `master` or only branch, and say so; refuse if it has none."""
+    branches = repo.git("for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/").decode().split()
+    branches = [b for b in branches if b != "HEAD"]
+    if not branches:
+        raise Refused(f"{git.shown_url(url)} has no commits: it is not a memory repository yet",
+                      "run `git strata init` in a clone of it, or clone a memory repository")
+    pick = next((b for b in ("main", "master") if b in branches), branches[0] if len(branches) == 1 else None)
+    if pick is None:
+        raise Refused(f"{git.shown_url(url)}'s HEAD names a branch it does not have, and it has "
+                      f"{len(branches)} others ({', '.join(branches[:5])})",
+                      "set its HEAD to the memory branch (`git symbolic-ref HEAD refs/heads/NAME` in it), "
+                      "then clone again")
+    repo.git("update-ref", f"refs/heads/{pick}", f"refs/remotes/origin/{pick}")
+    repo.git("symbolic-ref", "HEAD", f"refs/heads/{pick}")
+    repo.git("branch", f"--set-upstream-to=origin/{pick}", pick)
+    return f"the remote's HEAD names a branch it does not have; checked out its {pick!r} instead"

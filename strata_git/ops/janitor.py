@@ -89,13 +89,33 @@ def states(repo: Repo, cfg: Config, at: history.Head, now: int) -> list[rules.Me
                                 f"{tier}/{name}" in dirty) for tier, name, oid in tree]
 
 
-def _blocked_removed(repo: Repo, plan: rules.Plan) -> rules.Plan:
+def _clashes(held: list[rules.MemoryState]) -> set[str]:
+    """Collision keys of names held more than once: in two tiers, or spelled two ways (case,
+    accents). Which one a name means is unclear, so the janitor moves none of them."""
+    seen: dict[str, int] = {}
+    for m in held:
+        key = names.collision_key(m.name)
+        seen[key] = seen.get(key, 0) + 1
+    return {key for key, n in seen.items() if n > 1}
+
+
+def _blocked_removed(repo: Repo, plan: rules.Plan, clashes: set[str] = frozenset()) -> rules.Plan:
     """Skip a move whose destination already has something on disk (say an untracked file):
-    moving there would overwrite it."""
+    moving there would overwrite it; and a memory whose name `write` refuses (it came in through
+    plain git or a sync): moved, it could not be inspected by name, and its name could forge the
+    lines that report it."""
     moves, skipped = [], list(plan.skipped)
     for move in plan.moves:
         dst = move.paths[1]
-        if os.path.lexists(os.path.join(repo.root, dst)):
+        why = names.refusal(move.name)
+        if why:
+            skipped.append(rules.Skip(move.name, f"its name is one git-strata refuses ({why}); rename it with "
+                                                 f"`git mv` (would {move.action})"))
+        elif names.collision_key(move.name) in clashes:
+            skipped.append(rules.Skip(move.name, "another memory has this name in another tier, or one that "
+                                                 f"differs only by case or accents; see `git strata status` "
+                                                 f"(would {move.action})"))
+        elif os.path.lexists(os.path.join(repo.root, dst)):
             skipped.append(rules.Skip(move.name, f"{dst} already exists on disk (would {move.action})"))
         else:
             moves.append(move)
@@ -111,8 +131,8 @@ def run(repo: Repo, cfg: Config, *, dry_run: bool, now: int | None = None) -> Re
         raise Refused("the repository has no commits yet", "run `git strata init` first")
     flushed = 0 if dry_run else access.flush(repo, (cfg.janitor_name, cfg.janitor_email))
     when = int(time.time()) if now is None else now
-    plan = _blocked_removed(repo, rules.plan(states(repo, cfg, at, when), access.reads_by_name(repo), cfg,
-                                                when, at.commit))
+    held = states(repo, cfg, at, when)
+    plan = _blocked_removed(repo, rules.plan(held, access.reads_by_name(repo), cfg, when, at.commit), _clashes(held))
     if dry_run or not plan.moves:
         return Result(plan, None, recovered, flushed)
     made, added = _summaries(repo, cfg, plan)

@@ -170,6 +170,12 @@ def edit(repo: Repo, cfg: Config, name: str, run_editor: Callable[[str], None], 
     before = safefs.read(repo.root, path, cfg.max_memory_bytes)
     run_editor(os.path.join(repo.root, path))
     with txn.locked(repo):
+        left = safefs.kind(repo.root, path)
+        if left != "file":  # an editor that saves by rename can leave anything, or nothing, behind
+            what = {None: "nothing", "dir": "a folder"}.get(left, "a link or special file")
+            raise BadMemory(f"the editor left {what} where {path} was; nothing was committed",
+                            f"the memory is still in the last commit: `git checkout -- {path}` brings it back"
+                            + (" once the folder is moved away" if left == "dir" else ""))
         try:
             after = safefs.read(repo.root, path, cfg.max_memory_bytes)
             check_content(after, path, cfg)

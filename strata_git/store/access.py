@@ -18,7 +18,7 @@ import json
 import os
 import time
 
-from strata_git.core import contract
+from strata_git.core import contract, untrusted
 from strata_git.gitio.git import Repo, identity_env
 
 
@@ -52,16 +52,23 @@ def record(repo: Repo, name: str, tier: str, via: str, now: float | None = None)
         os.close(fd)
 
 
-def _parse(text: str) -> list[dict]:
-    """Records in `text`; a torn line (a crash mid-append) is skipped."""
-    records = []
+def _parse(text: str, where: str) -> list[dict]:
+    """Records in `text`; a torn line (a crash mid-append) is skipped quietly, a record that is
+    not one (a time no date shows, NaN, a name that is not text: another machine's bug) with a
+    warning naming `where` it came from."""
+    records, bad = [], 0
     for line in text.splitlines():
-        try:
-            item = json.loads(line)
-        except ValueError:
+        item = untrusted.json_object(line) if line.startswith("{") and line.endswith("}") else None
+        if item is None:
+            bad += line.endswith("}")  # whole but not JSON (NaN, say); a torn line does not end so
             continue
-        if isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("t"), (int, float)):
-            records.append(item)
+        checked = untrusted.access_record(item)
+        if checked is None:
+            bad += 1
+            continue
+        records.append(checked)
+    if bad:
+        untrusted.warn(where, f"{bad} access record(s) with a bad time, name or machine; not counted as reads")
     return records
 
 
@@ -74,7 +81,7 @@ def _local(repo: Repo) -> list[dict]:
     for name in (contract.ACCESS_FLUSHING, contract.ACCESS_LOG):
         try:
             with open(os.path.join(repo.state_dir(), name), encoding="utf-8", errors="replace") as f:
-                records += _parse(f.read())
+                records += _parse(f.read(), f".git/strata/{name}")
         except FileNotFoundError:
             pass
     return records
@@ -87,8 +94,8 @@ def _refs(repo: Repo) -> list[str]:
 
 def _blobs(repo: Repo, refs: list[str]) -> list[dict]:
     records = []
-    for raw in repo.objects([f"{ref}:{contract.ACCESS_BLOB}" for ref in refs]):
-        records += _parse(raw.decode("utf-8", "replace")) if raw is not None else []
+    for ref, raw in zip(refs, repo.objects([f"{ref}:{contract.ACCESS_BLOB}" for ref in refs]), strict=True):
+        records += _parse(raw.decode("utf-8", "replace"), ref) if raw is not None else []
     return records
 
 
@@ -119,7 +126,7 @@ def flush(repo: Repo, author: tuple[str, str]) -> int:
         os.replace(spool, aside)
     try:
         with open(aside, encoding="utf-8", errors="replace") as f:
-            pending = _parse(f.read())
+            pending = _parse(f.read(), f".git/strata/{contract.ACCESS_FLUSHING}")
     except FileNotFoundError:
         return 0
     ref = contract.ACCESS_REFS + machine_id(repo)

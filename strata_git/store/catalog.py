@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING
 from strata_git.core import contract
 from strata_git.core.entries import Entry, Scan, clean
 from strata_git.core.memory import UNSAFE_TO_DISPLAY
-from strata_git.core.names import SUFFIX, TIERS
+from strata_git.core.names import SUFFIX, TIERS, refusal
 from strata_git.errors import StrataError
 from strata_git.gitio.git import Repo
 
 if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 # Deleting at least this many rows at once (a prune, a rebuild) compacts the full-text index:
 # FTS5 otherwise keeps deleted rows' data in its segments until merges happen to reach them.
 COMPACT_AFTER = 200
@@ -179,12 +179,19 @@ def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo) -> tuple[t
         mem = memory.parse(raw, rel, memo)
         title, tags = clean(mem.title), TAG_SEP.join(clean(t) for t in mem.tags)
         doc = textindex.document(title, mem.tags, mem.type, name, Counter(textindex.tokens(mem.body)))
-        return (title, mem.type, tags, "", mem.frontmatter_hash), doc
+        return (title, mem.type, tags, name_problem(rel), mem.frontmatter_hash), doc
     except StrataError as e:  # indexed as its archive record would be: the whole text as body
         doc = textindex.document("", (), "note", name, Counter(textindex.tokens(raw.decode("utf-8", "replace"))))
         return ("", "note", "", clean(e.message), ""), doc
     except OSError as e:
         return ("", "note", "", f"unreadable ({e.strerror})", ""), None
+
+
+def name_problem(rel: str) -> str:
+    """"" for a memory whose name `write` accepts; else what is wrong and how to fix it (a name
+    that came in through plain git or a sync: the janitor leaves it where it is)."""
+    why = refusal(rel.partition("/")[2])
+    return clean(f"its name is one git-strata refuses ({why}); rename it with `git mv` and commit") if why else ""
 
 
 def _row(root: str, rel: str, info: os.stat_result, limit: int, memo: FrontmatterMemo) -> tuple[tuple, tuple | None]:

@@ -16,29 +16,52 @@ import json
 import os
 from typing import NamedTuple
 
-from strata_git.core import contract
-from strata_git.core.names import split_path
+from strata_git.core import contract, untrusted
+from strata_git.core.names import SUFFIX, split_path
 from strata_git.gitio.git import Repo
 
-CACHE_VERSION = 2
-_FORMAT = f"--format=%x01%ct {contract.log_field(contract.MOVE)}"
+CACHE_VERSION = 3
+_FORMAT = f"--format=%x01%H %ct {contract.log_field(contract.MOVE, '%x1e')}"
 
 
-def _scan(repo: Repo, revs: str, times: dict[str, int]) -> None:
+def _scan(repo: Repo, revs: str, times: dict[str, int], skipped: list[str]) -> None:
     # No pathspec: it would make git simplify history, comparing every commit twice (~+45 % at
     # 20,000 commits), to filter out what split_path() drops anyway.
     out = repo.git("log", "--no-renames", "--name-only", "-z", "--no-merges", _FORMAT, revs, "--")
     # Newest first, but commits of two machines can be dated out of order: keep the latest time.
     for record in out.decode("utf-8", "surrogateescape").split("\x01")[1:]:
         header, _, paths = record.partition("\0")
-        stamp, _, moves = header.partition(" ")
-        if moves.strip():
+        commit, _, rest = header.partition(" ")
+        stamp, _, trailers = rest.partition(" ")
+        when = untrusted.stamp(stamp)
+        if when is None:  # a date no clock gives: the commit's changes are not counted at all
+            skipped.append(f"commit {commit[:12]}: its date ({stamp[:24]}) is not between 1970 and 9999; "
+                           "its changes are not counted for aging")
             continue
-        when = int(stamp)
+        moved = _moved(commit, trailers, skipped)
         for path in paths.lstrip("\n").split("\0"):
             where = split_path(path)
-            if where and times.get(where[1], -1) < when:
+            if where and where[1] not in moved and times.get(where[1], -1) < when:
                 times[where[1]] = when
+
+
+def _moved(commit: str, trailers: str, skipped: list[str]) -> set[str]:
+    """The names (with .md) a commit's valid `Strata-Move` records moved: a move does not make a
+    memory young. A trailer that is not a move record (a hand-written commit) moves nothing, and
+    the commit's changes count as edits."""
+    moved: set[str] = set()
+    for value in filter(None, (t.strip() for t in trailers.split("\x1e"))):
+        found = untrusted.move(value)
+        if found is None:
+            skipped.append(f"commit {commit[:12]}: a {contract.MOVE} trailer that is not a move record; "
+                           "its changes count as edits")
+            continue
+        moved.add(found["name"] + SUFFIX)
+        for key in ("from", "to"):  # older janitor commits named the paths
+            where = split_path(found[key])
+            if where:
+                moved.add(where[1])
+    return moved
 
 
 def _load(path: str) -> dict | None:
@@ -47,7 +70,9 @@ def _load(path: str) -> dict | None:
             data = json.loads(f.read())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and data.get("version") == CACHE_VERSION else None
+    ok = isinstance(data, dict) and data.get("version") == CACHE_VERSION and isinstance(data.get("times"), dict) \
+        and isinstance(data.get("skipped"), list) and isinstance(data.get("head"), str)
+    return data if ok else None
 
 
 class Head(NamedTuple):
@@ -69,17 +94,27 @@ def last_changed(repo: Repo, at: Head | None) -> dict[str, int]:
     cache_path = os.path.join(repo.state_dir(), contract.CHANGES)
     cached = _load(cache_path)
     if cached and cached["head"] == at.commit:
+        _report(cached["skipped"])
         return cached["times"]
     # In the common case the cache is one commit behind: no ancestry check needed.
     if cached and (cached["head"] in at.parents[:1]
                    or repo.ok("merge-base", "--is-ancestor", cached["head"], at.commit)):
-        times = dict(cached["times"])
-        _scan(repo, f"{cached['head']}..{at.commit}", times)
+        times, skipped = dict(cached["times"]), list(cached["skipped"])
+        _scan(repo, f"{cached['head']}..{at.commit}", times, skipped)
     else:
-        times = {}
-        _scan(repo, at.commit, times)
+        times, skipped = {}, []
+        _scan(repo, at.commit, times, skipped)
+    skipped = skipped[-untrusted.MAX_WARNINGS:]
+    _report(skipped)
     tmp = f"{cache_path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"  # threads of one process too
     with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"version": CACHE_VERSION, "head": at.commit, "times": times}, ensure_ascii=False))
+        f.write(json.dumps({"version": CACHE_VERSION, "head": at.commit, "times": times, "skipped": skipped},
+                           ensure_ascii=False))
     os.replace(tmp, cache_path)
     return times
+
+
+def _report(skipped: list[str]) -> None:
+    for line in skipped:  # kept in the cache, so every command that reads history says so again
+        where, _, what = line.partition(": ")
+        untrusted.warn(where, what)

@@ -14,7 +14,7 @@ import os
 from collections import defaultdict
 
 from strata_git.core import contract, names
-from strata_git.core.entries import Entry, Scan, clean
+from strata_git.core.entries import Entry, Scan, clean, shown
 from strata_git.gitio.git import Repo
 
 # Under the state folder: "<tree> <parent>" of the commit the pre-commit hook wrote index.md for.
@@ -30,15 +30,15 @@ class _Days(dict):
 
 
 def _shown(folder: str) -> str:
-    return f"{folder}/" if folder else "(top level)"
+    return f"{shown(folder)}/" if folder else "(top level)"
 
 
 def _line(entry: Entry, day: str) -> str:
-    shown = names.display(entry.name)
+    name = shown(names.display(entry.name))  # a line break in a name must not forge a line here
     if entry.problem:
-        return f"- `{shown}` · INVALID: {entry.problem} · {day}"
+        return f"- `{name}` · INVALID: {entry.problem} · {day}"
     tags = " · " + " ".join(f"#{t}" for t in entry.tags) if entry.tags else ""
-    return f"- `{shown}` · **{entry.title or shown}** · {entry.type}{tags} · {day}"
+    return f"- `{name}` · **{entry.title or name}** · {entry.type}{tags} · {day}"
 
 
 def section(tier: str, folder: str, members: list[Entry], times: dict[str, int], days: _Days,

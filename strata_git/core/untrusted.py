@@ -1,0 +1,129 @@
+"""The one reader for what arrives from history, refs or another machine: commit dates, trailers,
+access records. Another clone, a plain `git commit` or a buggy or hostile machine wrote them, and
+sync spreads them to every clone, so each value is range- and type-checked here before use.
+
+A bad value is skipped (or a date clamped where skipping would lose more), never a crash and
+never copied forward into a new commit. Each is reported once per process as a one-line warning
+naming the commit or ref it came from: the CLI prints them on stderr, and `status` lists them
+under problems.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+MAX_TIME = 253_402_300_799  # 9999-12-31T23:59:59Z: the last second Python's datetime (and git) can show
+MAX_WARNINGS = 100  # kept per process; past that, one line says how many more
+_MAX_TEXT = 4096  # characters of a trailer's text value (a name, a rule, a tier)
+
+_warnings: dict[str, None] = {}
+_more = 0
+
+
+def warn(where: str, what: str) -> None:
+    """Note a skipped value: `where` names the commit or ref, `what` says what was wrong and what
+    was done instead."""
+    global _more
+    line = f"{where}: {what}"
+    if line in _warnings:
+        return
+    if len(_warnings) >= MAX_WARNINGS:
+        _more += 1
+        return
+    _warnings[line] = None
+
+
+def warnings() -> list[str]:
+    """Every warning of this process so far (see `warn`)."""
+    tail = [f"... and {_more} more value(s) skipped from history"] if _more else []
+    return list(_warnings) + tail
+
+
+def drain() -> list[str]:
+    """The warnings so far, forgotten (a long-running server reports each batch once)."""
+    global _more
+    found = warnings()
+    _warnings.clear()
+    _more = 0
+    return found
+
+
+def stamp(value: object) -> int | None:
+    """A Unix time as a whole number of seconds, if `value` is one a date can show: a finite int or
+    float (not a bool) from 0 to MAX_TIME. Text is parsed as a number (git's `%ct` prints text)."""
+    if isinstance(value, bytes | str):
+        text = value.strip()
+        if not text or len(text) > 20:
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return int(value) if 0 <= value <= MAX_TIME else None
+
+
+def text(value: object, limit: int = _MAX_TEXT) -> str | None:
+    """A string without control characters, at most `limit` characters; None otherwise."""
+    if not isinstance(value, str) or len(value) > limit:
+        return None
+    return None if any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in value) else value
+
+
+def json_object(raw: str | bytes) -> dict | None:
+    """A JSON object, or None. NaN and Infinity, which Python's json accepts, are refused."""
+    try:
+        found = json.loads(raw, parse_constant=_refuse)
+    except (ValueError, RecursionError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+MOVE_KEYS = ("action", "name", "from", "to")  # text, required
+MOVE_NUMBERS = ("age_days", "last_read", "reads")  # a number or null, optional
+
+
+def move(raw: str) -> dict | None:
+    """A `Strata-Move` trailer's record, if it is one: a JSON object whose action, name, from and to
+    are text, rule text or null, and age_days, last_read and reads finite numbers (see _number) or null.
+    Only those keys are kept, each present (None where the record had none)."""
+    found = json_object(raw)
+    if found is None or any(text(found.get(k)) is None for k in MOVE_KEYS):
+        return None
+    rule = found.get("rule")
+    if rule is not None and text(rule) is None:
+        return None
+    numbers = {k: found.get(k) for k in MOVE_NUMBERS}
+    if any(v is not None and not _number(v) for v in numbers.values()):
+        return None
+    return {**{k: found[k] for k in MOVE_KEYS}, "rule": rule, **numbers}
+
+
+def _number(value: object) -> bool:
+    """A finite int or float (not a bool) no larger than a time a date can show, either sign."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value) \
+        and abs(value) <= MAX_TIME
+
+
+def access_record(item: object) -> dict | None:
+    """An access record (one read of one memory), if `item` is one: `t` a time a date can show,
+    `name` text; `m` (machine) text and `n` (a sequence number) an int, where present."""
+    if not isinstance(item, dict) or text(item.get("name")) is None or stamp(item.get("t")) is None:
+        return None
+    if "m" in item and text(item["m"], 200) is None:
+        return None
+    n = item.get("n")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < 1 << 64):
+        return None
+    if "tier" in item and text(item["tier"], 16) is None or "via" in item and text(item["via"], 64) is None:
+        return None
+    return item
