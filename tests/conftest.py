@@ -32,11 +32,19 @@ def _hermetic_env(home: Path, set_env, del_env) -> None:
     set_env("LC_ALL", "C.UTF-8")
 
 
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One per-user cache for the whole session: it holds only what is rebuilt from installed
+    packages (detect-secrets' rules, ~100 ms to read), keyed by their files."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
-def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_cache: Path) -> Path:
     home = tmp_path / "home"
     home.mkdir()
     _hermetic_env(home, monkeypatch.setenv, monkeypatch.delenv)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(shared_cache))
     return home
 
 

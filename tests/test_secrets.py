@@ -73,3 +73,56 @@ def test_allow_marker_skips_a_line():
 def test_findings_never_carry_the_secret():
     found = secrets.scan(SECRETS["github-token"])[0]
     assert SECRETS["github-token"] not in repr(found)
+
+
+# -- issue 15: what the rules used to miss, and what they used to flag ---------------------------------
+
+A = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0"  # filler of the shape tokens have
+MISSED_BEFORE_15 = {  # what an adversarial probe found `write` and the hook let through
+    "stripe live": "sk_" + "live_" + A[:28],
+    "stripe restricted": "rk_" + "live_" + A[:24],
+    "stripe test": "sk_" + "test_" + A[:24],
+    "google": "AI" + "za" + "SyD-" + A[:31],
+    "azure storage": "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=" + (A * 3)[:86] + "==;",
+    "hugging face": "hf_" + "".join(c for c in A * 2 if c.isalpha())[:34],
+    "npm": "npm_" + A[:36],
+    "sendgrid": "SG." + A[:22] + "." + (A * 2)[:43],
+    "twilio": "SK" + "0123456789abcdef" * 2,
+    "password with symbols": "password = 'Xk9#mQ2$" + "vL7@pR4!'",
+    "aws split by a zero-width space": "AKIA" + "\u200b" + "Q7RZ2MPLX4NB8KDW",
+}
+FLAGGED_BEFORE_15 = [
+    "token_id = 3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+    "token_hash: 9e107d9d372bb6826bd81d3542a419d6",
+    "The AWS docs use AKIA" + "IOSFODNN7EXAMPLE as the example key.",
+    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY",
+]
+
+
+@pytest.mark.parametrize("kind", sorted(MISSED_BEFORE_15))
+def test_formats_the_probe_found_missing_are_caught(kind: str):
+    assert secrets.scan(f"note\n{MISSED_BEFORE_15[kind]}\n"), kind
+
+
+@pytest.mark.parametrize("text", FLAGGED_BEFORE_15)
+def test_ids_digests_and_documented_examples_are_not_secrets(text: str):
+    assert secrets.scan(text) == []
+
+
+def test_detect_secrets_rules_are_in_use_and_cached(tmp_path, monkeypatch):
+    """The maintained package's pattern plugins are read once and cached per user; a second
+    process (here: a cleared module state) loads them from the cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(secrets, "_maintained", None)
+    rules = {rule for rule, _, _ in secrets.maintained()}
+    assert {"sendgrid-api-key", "twilio-api-key", "azure-storage-account-access-key"} <= rules
+    assert "public-ip-ipv4" not in rules
+    cached = list((tmp_path / "git-strata").glob("secret-rules-*.json"))
+    assert len(cached) == 1
+    monkeypatch.setattr(secrets, "_maintained", None)
+    assert {rule for rule, _, _ in secrets.maintained()} == rules
+
+
+def test_redact_replaces_a_split_key_whole():
+    text = "use AKIA" + "\u200b" + "Q7RZ2MPLX4NB8KDW now"
+    assert secrets.redact(text, "[redacted: {rule}]") == "use [redacted: aws-access-key] now"

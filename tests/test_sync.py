@@ -280,7 +280,7 @@ def test_uncommitted_edits_are_committed_first(three):
 def test_a_file_the_checks_refuse_stays_uncommitted_and_untouched(three):
     a, b, _ = three
     root = Path(a.repo.root)
-    secret = "# Keys\n\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+    secret = "# Keys\n\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8rT4nL2vKx\n"
     (root / "active/keys.md").write_text(secret)
     result = a.sync()
     assert [item["path"] for item in result.left] == ["active/keys.md"]
@@ -295,7 +295,7 @@ def test_a_refused_uncommitted_edit_is_kept_and_does_not_stop_the_sync(three):
     b.sync()
     root = Path(a.repo.root)
     a.write("notes/other", b"# Other\n\ncommitted work that must still reach the remote\n")
-    mine = "# Koda\n\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+    mine = "# Koda\n\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8rT4nL2vKx\n"
     (root / "active/projects/koda.md").write_text(mine)  # the checks refuse it: it stays uncommitted
     result = a.sync()
     assert result.pushed and result.integrated == "merge"
@@ -487,7 +487,7 @@ def test_a_file_changed_after_the_status_check_is_never_overwritten(three, monke
     b.write("projects/koda", (KODA + "from b\n").encode())
     b.sync()
     root = Path(a.repo.root)
-    mine = "# Koda\n\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+    mine = "# Koda\n\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8rT4nL2vKx\n"
     (root / "active/projects/koda.md").write_text(mine)  # refused by the checks: stays uncommitted
     # as if the edit landed between sync's status listing and its checkout
     monkeypatch.setattr(sync, "_refuse_dirty", lambda repo, old, new, listed, left: list(merge.changes(repo, old, new)))
@@ -615,7 +615,7 @@ def test_many_new_files_are_checked_and_committed_in_one_pass(three):
     folder.mkdir(parents=True)
     for i in range(300):
         (folder / f"m{i:03d}.md").write_text(f"# Memory {i}\n")
-    (folder / "secret.md").write_text("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+    (folder / "secret.md").write_text("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8rT4nL2vKx\n")
     result = a.sync()
     assert len(result.committed) == 300 and [item["path"] for item in result.left] == ["active/bulk/secret.md"]
 
@@ -705,7 +705,7 @@ def test_a_kept_edit_fixed_later_is_committed_beside_never_over_the_remote_chang
     a, b, _ = three
     root = Path(a.repo.root)
     (root / "active/projects/koda.md").write_text(KODA + "A work\naws_secret_access_key = "
-                                                  "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+                                                  "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8rT4nL2vKx\n")
     b.write("projects/koda", (KODA + "B's important edit\n").encode())
     b.sync()
     a.sync()  # a's edit is refused (the secret) and kept; HEAD moves to b's version

@@ -239,6 +239,30 @@ def test_clone_of_a_remote_whose_head_names_a_missing_branch_takes_its_main(mem:
     assert strata(tmp_path / "c", "status").returncode == 0
 
 
+def test_a_secret_is_never_repeated_in_an_error_in_any_case(mem: Path):
+    key = "AKIA" + "Q7RZ2MPLX4NB8KDW"  # assembled at run time: this file holds no key
+    before = git(mem, "rev-parse", "HEAD").stdout
+    for args in (["reject", f"use key {key} for prod"], ["write", f"notes/{key}", "-m", "x"],
+                 ["write", "notes/x", "-m", f"the key is {key}"], ["read", f"notes/{key}"], ["why", key]):
+        for extra in ([], ["--json"]):
+            proc = strata(mem, *args, *extra)
+            out = (proc.stdout + proc.stderr).decode()
+            assert proc.returncode in (1, 2) and key.lower() not in out.lower(), (args, out)
+
+    async def main():
+        params = StdioServerParameters(command=str(BIN / "git-strata"), args=["mcp"], cwd=str(mem),
+                                       env=dict(os.environ))
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            for tool, args in (("reject", {"text": f"use key {key} for prod"}),
+                               ("write", {"name": "notes/x", "content": f"the key is {key}"})):
+                result = await s.call_tool(tool, args)
+                text = "".join(c.text for c in result.content if hasattr(c, "text"))
+                assert result.is_error and key.lower() not in text.lower(), (tool, text)
+    anyio.run(main)
+    assert git(mem, "rev-parse", "HEAD").stdout == before
+
+
 # -- the fuzz ----------------------------------------------------------------------------------------
 
 def _junk_value(rng: random.Random) -> str:

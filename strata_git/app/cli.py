@@ -685,6 +685,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fail(as_json: bool, kind: str, message: str, hint: str) -> None:
+    from strata_git.core.secrets import redact
+
+    message, hint = redact(message), redact(hint)  # an error never repeats a secret it was given
     if as_json:
         import json
 
@@ -702,7 +705,9 @@ def _run(call: Callable[[], int], as_json: bool) -> int:
         from strata_git.core import untrusted
 
         for line in untrusted.drain():  # values from history or another machine that were skipped
-            print(f"git-strata: warning: {shown(line)}", file=sys.stderr)
+            from strata_git.core.secrets import redact
+
+            print(f"git-strata: warning: {shown(redact(line))}", file=sys.stderr)
 
 
 def _call(call: Callable[[], int], as_json: bool) -> int:

@@ -252,7 +252,9 @@ def build(server: Server):
             try:
                 return method(*args, **kwargs)
             except StrataError as e:
-                raise ToolError(f"{e.message}" + (f" (what to do: {e.hint})" if e.hint else "")) from None
+                from strata_git.core.secrets import redact  # a refusal never repeats a secret it was given
+
+                raise ToolError(redact(f"{e.message}" + (f" (what to do: {e.hint})" if e.hint else ""))) from None
 
         call.__name__, call.__doc__ = name, TOOLS[name][0]
         call.__signature__ = inspect.signature(method, eval_str=True)  # type: ignore[attr-defined]

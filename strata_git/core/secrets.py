@@ -1,8 +1,23 @@
 """Secret detection for everything that would enter a commit.
 
-Rules follow gitleaks and detect-secrets (see reliability.md §5.1). A finding names
-the rule and the line, never the secret. A line containing `strata:allow-secret`
-is skipped, for the rare false positive.
+Two sets of rules, run on every line:
+
+- **detect-secrets' own** (the maintained package, a dependency): the regular expressions of its
+  pattern plugins (AWS, Azure storage, GitHub, GitLab, Slack, Stripe, SendGrid, Twilio, npm,
+  PyPI, OpenAI, Discord, Telegram, Mailchimp, Square, JWT, private keys and more), read from the
+  installed package the first time and kept in a per-user cache keyed by its files, so a commit
+  hook does not pay the package's ~100 ms import. Left out: its public-IP rule (an IP address is
+  not a secret), its URL-password rule (ours tells placeholders apart), and its entropy and
+  keyword plugins, which flag every hash and UUID a note holds.
+- **ours**, where it falls short: formats it does not know (Google, Hugging Face, Shopify,
+  DigitalOcean, Databricks, Vault, Sentry DSNs, age keys and a dozen more), Stripe keys of any
+  length and test keys, bearer and basic-auth headers, and values assigned to a key, token,
+  secret or password (with symbols, when quoted) that look random.
+
+Before matching, zero-width and soft-hyphen characters are taken out of a line, so a key split
+by one is still found. AWS's documented example keys (`...EXAMPLE`) are not secrets. A finding
+names the rule and the line, never the secret. A line containing `strata:allow-secret` is
+skipped, for the rare false positive.
 """
 
 from __future__ import annotations
@@ -13,6 +28,11 @@ from collections import Counter
 from typing import NamedTuple
 
 ALLOW_MARKER = "strata:allow-secret"
+# Every token detect-secrets' patterns find is a run of 12 or more characters without a space or a
+# slash (or a key block's header): a line without one, such as most names, needs none of them,
+# and a command that only reads a name does not load them at all.
+_TOKENISH = re.compile(r"[^\s/]{12,}")
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
 
 # (rule, what it is, literals one of which must appear in the line, pattern). The literal
 # prefilter (as gitleaks does with keywords) means a pattern is compiled and run only when it
@@ -37,6 +57,37 @@ _RULES: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     ("url-password", "a URL with a password", ("://",),
      r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@]+:(?P<value>[^\s/@]{3,})@[^\s/@]+"),
+    ("stripe-key", "a Stripe secret or restricted key", ("k_live_", "k_test_"),
+     r"\b[rs]k_(?:live|test)_[0-9a-zA-Z]{20,247}\b"),
+    ("google-api-key", "a Google API key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    ("huggingface-token", "a Hugging Face token", ("hf_",), r"\bhf_[A-Za-z]{34}\b"),
+    ("npm-token", "an npm token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("shopify-token", "a Shopify token", ("shpat_", "shpca_", "shppa_", "shpss_"),
+     r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    ("digitalocean-token", "a DigitalOcean token", ("_v1_",), r"\bdo[por]_v1_[a-f0-9]{64}\b"),
+    ("databricks-token", "a Databricks token", ("dapi",), r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
+    ("linear-key", "a Linear API key", ("lin_api_",), r"\blin_api_[A-Za-z0-9]{40}\b"),
+    ("notion-token", "a Notion integration token", ("secret_", "ntn_"),
+     r"\bsecret_[A-Za-z0-9]{43}\b|\bntn_[A-Za-z0-9]{46}\b"),
+    ("doppler-token", "a Doppler token", ("dp.",), r"\bdp\.(?:st|ct|sa|scim|audit|pt)\.[A-Za-z0-9_.-]{40,}"),
+    ("grafana-token", "a Grafana token", ("glsa_", "glc_"),
+     r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,}={0,2}"),
+    ("vault-token", "a HashiCorp Vault token", ("hvs.", "hvb."), r"\bhv[sb]\.[A-Za-z0-9_-]{24,}"),
+    ("terraform-token", "a Terraform Cloud token", ("atlasv1",),
+     r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}"),
+    ("sentry-dsn", "a Sentry DSN with its key", ("sentry.io",),
+     r"\bhttps?://[a-f0-9]{32}(?::[a-f0-9]{32})?@[\w.-]*sentry\.io/\d+"),
+    ("mailgun-key", "a Mailgun API key", ("key-",), r"\bkey-[a-f0-9]{32}\b"),
+    ("age-secret-key", "an age secret key", ("AGE-SECRET-KEY-",),
+     r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    ("atlassian-token", "an Atlassian API token", ("ATATT3",), r"\bATATT3[A-Za-z0-9_=-]{40,}"),
+    ("facebook-token", "a Facebook access token", ("EAA",), r"\bEAA[A-Z][A-Za-z0-9]{80,}"),
+    ("planetscale-token", "a PlanetScale token", ("pscale_",), r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,64}"),
+    ("pulumi-token", "a Pulumi token", ("pul-",), r"\bpul-[a-f0-9]{40}\b"),
+    ("supabase-token", "a Supabase token", ("sbp_",), r"\bsbp_[a-f0-9]{40}\b"),
+    ("bearer-token", "a bearer token", ("earer", "EARER"), r"(?i)\bbearer[ \t]+[A-Za-z0-9_\-.~+/]{20,}=*"),
+    ("basic-auth-header", "a basic-auth header", ("asic", "ASIC"),
+     r"(?i)\bauthorization:[ \t]*basic[ \t]+[A-Za-z0-9+/]{12,}={0,2}"),
 )
 _KEYWORDS = ("key", "secret", "token", "passw", "pwd", "credential")
 # keyword, a few more name characters, `=` or `:`, then a value that is one whole token.
@@ -44,10 +95,16 @@ _KEYWORDS = ("key", "secret", "token", "passw", "pwd", "credential")
 _ASSIGNMENT = (
     r"(?i)(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|access[_-]?key|auth[_-]?key|private[_-]?key|credential)"
     r"[\w-]{0,24}[\"']?\s{0,4}[:=]\s{0,4}[\"']?(?P<value>[A-Za-z0-9_\-+/=.~]{16,256})(?=[\"'\s,;)]|$)")
-# Whole values that are obviously not secrets.
+# A password in quotes, symbols and all: `password = 'Xk9#mQ2$vL7@pR4!'`.
+_QUOTED_PASSWORD = (r"(?i)(?:passw(?:or)?d|passphrase|pwd|secret)[\w-]{0,24}[\"']?\s{0,4}[:=]\s{0,4}"
+                    r"(?P<q>[\"'])(?P<value>[^\"'\s]{8,128})(?P=q)")
+# Whole values that are obviously not secrets; and AWS's documented example keys.
 _PLACEHOLDER = (r"^(?:x{3,}|\*{3,}|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|changeme|password|redacted|none|null"
                 r"|(?:your|my|an?|the|example|sample|dummy|fake|test)[-_]?(?:api[-_]?)?"
                 r"(?:key|token|secret|password|pass)(?:[-_]?here)?)$")
+# A key named for an id, a hash or a checksum holds one: `token_id = <uuid>`, `token_hash: <md5>`.
+_NAMES_A_DIGEST = re.compile(r"(?i)(?:id|ids|hash|sha\d*|md5|digest|checksum|fingerprint|uuid)[\"']?\s{0,4}[:=]")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 # Values that name something rather than hold it: dotted paths (settings.API_KEY),
 # environment-variable names, file paths.
 _NOT_A_VALUE = r"^(?:[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+|[A-Z][A-Z0-9_]*|[./~].*)$"
@@ -67,7 +124,7 @@ def entropy(value: str) -> float:
 
 
 def _placeholder(value: str) -> bool:
-    return re.match(_PLACEHOLDER, value, re.IGNORECASE) is not None
+    return re.match(_PLACEHOLDER, value, re.IGNORECASE) is not None or "EXAMPLE" in value
 
 
 def _line_findings(line: str, number: int) -> list[Finding]:
@@ -76,16 +133,41 @@ def _line_findings(line: str, number: int) -> list[Finding]:
         if not any(literal in line for literal in literals):
             continue
         match = re.search(pattern, line)  # re caches compiled patterns
-        if match and not (rule == "url-password" and _placeholder(match.group("value"))):
+        if match and not (rule == "url-password" and _placeholder(match.group("value"))) \
+                and "EXAMPLE" not in match.group():
             found.append(Finding(rule, what, number))
+    if not found and (_TOKENISH.search(line) or "PRIVATE KEY" in line or "PuTTY" in line):
+        lowered = line.lower()
+        for rule, what, literals, pattern in _maintained_rules():
+            if literals and not any(literal in (lowered if pattern.flags & re.IGNORECASE else line)
+                                    for literal in literals):
+                continue
+            match = pattern.search(line)
+            if match and "EXAMPLE" not in match.group():
+                found.append(Finding(rule, what, number))
+                break
     lowered = line.lower()
     if not found and any(k in lowered for k in _KEYWORDS):
         for match in re.finditer(_ASSIGNMENT, line):
-            if _secret_like(match.group("value")):
+            if _secret_like(match.group("value")) and not _a_digest(line, match):
                 found.append(Finding("generic-secret", "a high-entropy secret assigned to a key, token or password",
                                      number))
                 break
+    if not found and any(k in lowered for k in ("passw", "pwd", "secret", "passphrase")):
+        for match in re.finditer(_QUOTED_PASSWORD, line):
+            value = match.group("value")
+            if not _placeholder(value) and re.match(_NOT_A_VALUE, value) is None and entropy(value) >= 3.0 \
+                    and sum(map(bool, (re.search(r"[a-zA-Z]", value), re.search(r"\d", value),
+                                       re.search(r"[^\w]", value)))) >= 2:
+                found.append(Finding("password", "a password assigned in quotes", number))
+                break
     return found
+
+
+def _a_digest(line: str, match: re.Match) -> bool:
+    """Whether the value is an id or a digest that merely sits beside a keyword (`token_id`)."""
+    value = match.group("value")
+    return bool(_UUID.match(value) or _NAMES_A_DIGEST.search(match.group(0)[: match.start("value") - match.start()]))
 
 
 def _secret_like(value: str) -> bool:
@@ -96,10 +178,15 @@ def _secret_like(value: str) -> bool:
 
 
 def redact(text: str, mark: str = "[{rule}]") -> str:
-    """`text` with every token-shaped secret replaced by `mark` naming its rule."""
+    """`text` with every token-shaped secret replaced by `mark` naming its rule (zero-width
+    characters taken out first, so a split key is replaced whole)."""
+    text = _INVISIBLE.sub("", text)
     for rule, _, literals, pattern in _RULES:
         if any(literal in text for literal in literals):
-            text = re.sub(pattern, mark.format(rule=rule).replace("\\", "\\\\"), text)
+            text = re.sub(pattern, lambda m, r=rule: m.group() if "EXAMPLE" in m.group() else mark.format(rule=r),
+                          text)
+    for rule, _, pattern in maintained():
+        text = pattern.sub(lambda m, r=rule: m.group() if "EXAMPLE" in m.group() else mark.format(rule=r), text)
     return text
 
 
@@ -108,5 +195,134 @@ def scan(text: str) -> list[Finding]:
     findings: list[Finding] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if ALLOW_MARKER not in line:
-            findings.extend(_line_findings(line, number))
+            findings.extend(_line_findings(_INVISIBLE.sub("", line), number))
     return findings
+
+
+# -- detect-secrets' rules ------------------------------------------------------------------------
+
+_LEFT_OUT = ("Public IP (ipv4)", "Basic Auth Credentials")
+_maintained: list[list] | None = None  # [rule, what, literals, pattern (compiled once first needed)]
+
+
+def maintained() -> list[tuple[str, str, re.Pattern]]:
+    """(rule, what it is, compiled pattern) of detect-secrets' pattern plugins ([] without it)."""
+    return [(rule, what, _compiled(item)) for item in _maintained_rules() for rule, what in [item[:2]]]
+
+
+def _maintained_rules() -> list[list]:
+    """The rules as scan uses them: a pattern is compiled only when a line holds one of its
+    literals (the strings any match starts with, told from the pattern when it is read), as for
+    our own rules: compiling all of them would cost every commit hook ~4 ms."""
+    global _maintained
+    if _maintained is None:
+        _maintained = [[rule, what, literals, _Lazy(pattern, flags)] for rule, what, pattern, flags, literals
+                       in _patterns()]
+    return _maintained
+
+
+class _Lazy:
+    """A pattern compiled on its first search."""
+
+    __slots__ = ("pattern", "flags", "compiled")
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self.pattern, self.flags, self.compiled = pattern, flags, None
+
+    def search(self, line: str) -> re.Match | None:
+        if self.compiled is None:
+            self.compiled = re.compile(self.pattern, self.flags)
+        return self.compiled.search(line)
+
+
+def _compiled(item: list) -> re.Pattern:
+    lazy = item[3]
+    if lazy.compiled is None:
+        lazy.compiled = re.compile(lazy.pattern, lazy.flags)
+    return lazy.compiled
+
+
+def _literals(pattern: str, flags: int) -> list[str]:
+    """Strings one of which every match of `pattern` starts with ([] when that cannot be told;
+    lower-cased for a pattern that ignores case)."""
+    from re import _constants as c
+    from re import _parser
+
+    try:
+        parsed = _parser.parse(pattern, flags)
+    except re.error:
+        return []
+
+    def lead(items: list, i: int = 0) -> list[str]:
+        """The prefixes a match of items[i:] starts with ("" where nothing more can be told)."""
+        if i == len(items):
+            return [""]
+        op, arg = items[i]
+        if op is c.LITERAL:
+            return [chr(arg) + rest for rest in lead(items, i + 1)]
+        if op is c.AT:
+            return lead(items, i + 1)
+        if op is c.IN and len(arg) <= 4 and all(o is c.LITERAL for o, _ in arg):
+            return [chr(a) + rest for _, a in arg for rest in lead(items, i + 1)][:16]
+        if op is c.BRANCH:
+            return [p for alternative in arg[1] for p in lead(list(alternative))][:16]
+        if op is c.SUBPATTERN:
+            return lead(list(arg[3]))
+        return [""]
+
+    found = lead(list(parsed))
+    if flags & re.IGNORECASE:  # then looked for in the lower-cased line
+        found = [p.lower() for p in found]
+    return found if all(len(p) >= 2 for p in found) and len(found) < 16 else []
+
+
+def _patterns() -> list[list]:
+    """detect-secrets' patterns, from the per-user cache when it matches the installed package's
+    plugin files (name, size, mtime), else read from the package (~100 ms) and cached."""
+    import importlib.util
+    import json
+    import os
+    import zlib
+
+    spec = importlib.util.find_spec("detect_secrets")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    plugins = os.path.join(list(spec.submodule_search_locations)[0], "plugins")
+    try:
+        files = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(plugins)
+                       if e.name.endswith(".py"))
+    except OSError:
+        return []
+    key = f"{zlib.crc32(json.dumps([plugins, files]).encode()):08x}"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    cache = os.path.join(base, "git-strata", f"secret-rules-{key}.json")
+    try:
+        with open(cache, encoding="utf-8") as f:
+            found = json.load(f)
+        if isinstance(found, list) and all(isinstance(p, list) and len(p) == 5 for p in found):
+            return found
+    except (OSError, ValueError):
+        pass
+    found = _from_detect_secrets()
+    try:
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        tmp = f"{cache}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(found, f)
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # a read-only home: read from the package again next time
+    return found
+
+
+def _from_detect_secrets() -> list[list]:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    found = []
+    for what, plugin in sorted(get_mapping_from_secret_type_to_class().items()):
+        if what in _LEFT_OUT or not issubclass(plugin, RegexBasedDetector):
+            continue
+        rule = re.sub(r"[^a-z0-9]+", "-", what.lower()).strip("-")
+        found += [[rule, what, p.pattern, p.flags, _literals(p.pattern, p.flags)] for p in plugin().denylist]
+    return found

@@ -113,7 +113,11 @@ def reject(repo: Repo, cfg: Config, text: str, *, name: str | None = None, why: 
     content = memory.compose(body, meta, "rejection")
     if name is not None:
         return write(repo, cfg, name, content, via=via, agent=agent, create_only=True)
-    slug = "-".join("".join(c if c.isalnum() else " " for c in title.lower()).split())[:60].strip("-")
+    from strata_git.core import secrets
+
+    # The name is made of the text's words: a secret in the text must not become one, in any case.
+    words = secrets.redact(title, " secret ")
+    slug = "-".join("".join(c if c.isalnum() else " " for c in words.lower()).split())[:60].strip("-")
     base = f"rejections/{slug or 'rejection'}"
     try:
         names.normalize(base)

@@ -96,6 +96,32 @@ def _open(path: str) -> sqlite3.Connection:
     return db
 
 
+def corrupt(e: sqlite3.DatabaseError) -> bool:
+    """Whether an error means the file is broken (rebuild it) rather than busy, replaced or out of
+    space: deleting the file under a process that holds its lock would break that process."""
+    return not (isinstance(e, sqlite3.OperationalError)
+                and any(word in str(e) for word in ("locked", "readonly", "disk is full", "disk I/O", "busy")))
+
+
+def again(e: sqlite3.DatabaseError, attempt: int, repo: Repo) -> bool:
+    """After a failed transaction on the catalog: whether to run it again (True), having rebuilt
+    a broken file or waited out a lock, or to raise (False). Two deferred transactions that both
+    read and then both write deadlock, and SQLite answers one of them at once with "database is
+    locked": that one runs again once the other is done. A lock is never a reason to delete the
+    file under the process that holds it."""
+    if corrupt(e):
+        if attempt > 1:
+            return False
+        reset(repo)  # derived state: rebuilt rather than repaired
+        return True
+    if ("locked" in str(e) or "busy" in str(e)) and attempt < 6:
+        import time
+
+        time.sleep(0.05 * 2 ** attempt)
+        return True
+    return False
+
+
 def reset(repo: Repo) -> None:
     """Delete the database (it is rebuilt from the working tree on next use)."""
     for suffix in ("", "-journal"):
@@ -108,11 +134,20 @@ def reset(repo: Repo) -> None:
 @contextmanager
 def connect(repo: Repo) -> Iterator[sqlite3.Connection]:
     """The catalog database in one transaction; rebuilt empty if missing, of another version or unreadable."""
-    try:
-        db = _open(os.path.join(repo.state_dir(), contract.CATALOG))
-    except sqlite3.DatabaseError:
-        reset(repo)
-        db = _open(os.path.join(repo.state_dir(), contract.CATALOG))
+    path = os.path.join(repo.state_dir(), contract.CATALOG)
+    for attempt in range(3):
+        try:
+            db = _open(path)
+            break
+        except sqlite3.DatabaseError as e:
+            if corrupt(e):  # not a database, malformed, tables missing: rebuilt from the working tree
+                reset(repo)
+                db = _open(path)
+                break
+            # "readonly": another process replaced the file (a rebuild of another version) after
+            # this one opened it: open the new one. A lock held past the timeout is raised.
+            if "readonly" not in str(e) or attempt == 2:
+                raise
     try:
         with db:
             yield db

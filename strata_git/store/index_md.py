@@ -212,7 +212,7 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
             base = None
     _stamp(repo, None)  # vouch for nothing until this refresh has succeeded
     scan: Scan | None = None
-    for attempt in (1, 2):
+    for attempt in range(1, 7):
         try:
             with catalog.connect(repo) as db:
                 if base and catalog.get_meta(db, "tree") == base:
@@ -221,10 +221,9 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
                     scan = _full(repo, db, times, max_bytes)
                 catalog.set_meta(db, "tree", reflects)
             break
-        except sqlite3.DatabaseError:
-            if attempt == 2:
+        except sqlite3.DatabaseError as e:
+            if not catalog.again(e, attempt, repo):
                 raise
-            catalog.reset(repo)  # derived state: rebuild rather than repair
     if commit:
         _stamp(repo, f"{commit[2]} {at.commit}" if at else commit[2])
     return scan

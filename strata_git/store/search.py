@@ -150,17 +150,16 @@ def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limi
     if type is not None:
         where.append("coalesce(m.type, a.type) = ?")
         args.append(type)
-    for attempt in (1, 2):
+    for attempt in range(1, 7):
         try:
             with catalog.connect(repo) as db:
                 catalog.rescan(repo, db, max_bytes, catalog.SEARCHED, watch)
                 shadow.refresh_in(repo, db)
                 db.commit()  # FTS5 writes its counts (see indexed_count) when a transaction commits
                 return _query(db, terms, where, args, limit)
-        except sqlite3.DatabaseError:
-            if attempt == 2:
+        except sqlite3.DatabaseError as e:
+            if not catalog.again(e, attempt, repo):  # corrupt where only a query reaches: rebuilt, asked again
                 raise
-            catalog.reset(repo)  # corrupt where only a query reaches: rebuilt, then asked again
     return []
 
 
