@@ -287,6 +287,9 @@ def main(agent: str | None = None, path: str = ".") -> int:
     import logging
 
     logging.basicConfig(level=logging.WARNING)  # to stderr
+    from strata_git.gitio import git
+
+    git.use_libgit2()  # a long-running server reads objects in-process (see Repo.objects)
     app = build(Server(path, agent))
     try:
         app.run("stdio")

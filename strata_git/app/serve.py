@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from strata_git.core import contract
 from strata_git.errors import Refused, StrataError
-from strata_git.gitio.git import Repo
+from strata_git.gitio.git import Repo, use_libgit2
 
 LOCK, PID, LOG = contract.SERVE_LOCK, contract.SERVE_PID, contract.SERVE_LOG
 
@@ -82,6 +82,7 @@ def serve(repo: Repo, cycle: Callable[[bool], dict], interval: int, live: bool, 
         raise Refused("a git-strata daemon already runs for this repository",
                       "see `git strata status`; stop it with `git strata serve --stop`") from None
     stopping = []
+    use_libgit2()  # cycle after cycle: objects are read in-process (see Repo.objects)
 
     def on_signal(signum: int, _frame: object) -> None:
         stopping.append(signum)

@@ -37,6 +37,59 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+BULK = 2000  # objects from which libgit2 pays for its import in a one-shot command
+_LIBGIT2: dict[str, object] = {}  # git dir -> pygit2.Repository, kept by a process that reads often
+_KEEP = False
+_LOCK = None
+
+
+def use_libgit2() -> None:
+    """Read objects in-process from now on (a long-running server: its start pays the import)."""
+    global _KEEP
+    _KEEP = True
+
+
+def _libgit2(git_dir: str, bulk: bool):
+    """This repository opened with pygit2, or None (not wanted here, or pygit2 not installed)."""
+    global _LOCK
+    if not (_KEEP or bulk):
+        return None
+    if git_dir in _LIBGIT2:
+        return _LIBGIT2[git_dir]
+    try:
+        import threading
+
+        import pygit2
+
+        lib = pygit2.Repository(git_dir)
+    except Exception:  # noqa: BLE001 - not installed, or a repository it cannot open: the CLI reads it
+        lib = None
+    if _KEEP:
+        _LOCK = _LOCK or threading.Lock()
+        _LIBGIT2[git_dir] = lib
+    return lib
+
+
+def _partial(lib) -> bool:
+    """Whether a remote may hold objects this clone lacks (a partial clone's promisor remote)."""
+    try:
+        return any(e.name == "extensions.partialclone" or e.name.startswith("remote.") and e.name.endswith(".promisor")
+                   and str(e.value).lower() in ("true", "1", "yes", "on") for e in lib.config)
+    except Exception:  # noqa: BLE001 - an unreadable config: ask the CLI
+        return True
+
+
+def _read(lib, name: str) -> bytes | None:
+    """One object's content through libgit2, or None where `cat-file --batch` says missing."""
+    import contextlib
+
+    with _LOCK or contextlib.nullcontext():  # a server's threads share one handle; libgit2's is not thread-safe
+        try:
+            return (lib[name] if len(name) == 40 and ":" not in name else lib.revparse_single(name)).read_raw()
+        except Exception:  # noqa: BLE001 - KeyError, ValueError, GitError: no such object (or not here)
+            return None
+
+
 def run(args: list[str], cwd: str, *, input: bytes | None = None, check: bool = True,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     try:
@@ -143,10 +196,23 @@ class Repo(NamedTuple):
         return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
     def objects(self, names: list[str]) -> list[bytes | None]:
-        """The contents of the named objects (`<oid>` or `<rev>:<path>`), in order, with one
-        `cat-file --batch` process; None for a name that does not exist."""
+        """The contents of the named objects (`<oid>` or `<rev>:<path>`), in order; None for a
+        name that does not exist. An object a partial clone left on its remote is never fetched:
+        asking for one fails (GitFailed), whichever way it is read.
+
+        Read in-process through libgit2 (pygit2) by a long-running process that asked for it
+        (`use_libgit2`: the MCP server, `serve`), and for BULK names or more anywhere; else with
+        one `git cat-file --batch` process. bench/pygit2_reads.py: 5,000 records 2.6x faster,
+        one object 39x, but importing pygit2 costs a fresh process ~60 ms."""
         if not names:
             return []
+        lib = _libgit2(self.git_dir, len(names) >= BULK)
+        if lib is not None:
+            found = [_read(lib, name) for name in names]
+            if None not in found or not _partial(lib):
+                return found
+            # In a partial clone libgit2 cannot tell "left on the remote" from "no such object":
+            # the CLI tells, as it always has.
         out = self.git("cat-file", "--batch", input="".join(f"{n}\n" for n in names).encode())
         found: list[bytes | None] = []
         pos = 0
