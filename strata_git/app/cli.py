@@ -98,8 +98,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def _change_text(change) -> str:
     if change.commit is None:
-        return f"{change.path}: {change.detail}, nothing committed"
-    return f"{change.path}: {change.detail} (commit {change.commit[:12]})"
+        return f"{shown(change.path)}: {change.detail}, nothing committed"
+    return f"{shown(change.path)}: {change.detail} (commit {change.commit[:12]})"
 
 
 def cmd_write(args: argparse.Namespace) -> int:
