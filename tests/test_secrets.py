@@ -126,3 +126,26 @@ def test_detect_secrets_rules_are_in_use_and_cached(tmp_path, monkeypatch):
 def test_redact_replaces_a_split_key_whole():
     text = "use AKIA" + "\u200b" + "Q7RZ2MPLX4NB8KDW now"
     assert secrets.redact(text, "[redacted: {rule}]") == "use [redacted: aws-access-key] now"
+
+
+def test_a_secret_deep_in_a_long_line_is_found_and_hostile_lines_end():
+    """A line is matched in overlapping pieces with runs of spaces shortened, so a 1 MiB line
+    costs linear time and lines built to make a pattern backtrack (a run of spaces after `key`,
+    thousands of slashes) end; a token anywhere in a long line is still found."""
+    token = "ghp_" + R + R[:16]
+    assert [f.rule for f in secrets.scan("x" * 5000 + " " + token + " " + "y" * 5000)] == ["github-token"]
+    for hostile in ("key" + " " * 20000 + "!", "password" + " " * 20000 + "! " + "a" * 15, "/" * 50000 + " aaaa",
+                    "sk-" * 20000):
+        assert secrets.scan(hostile) == []
+        assert secrets.redact(hostile) == hostile
+
+
+def test_redact_takes_out_assigned_values_too():
+    assert secrets.redact("notes/password=Xk9mQ2vL7pR4zT8wq1") == "notes/password=[generic-secret]"
+    assert secrets.redact("db: password = 'Xk9#mQ2$vL7@pR4!' ok") == "db: password = '[password]' ok"
+
+
+@pytest.mark.parametrize("text", ["APEXintegration is our product", "We use APACHEKAFKA for queues",
+                                  "see AKCcontrollers now"])
+def test_words_shaped_like_artifactory_keys_are_not_secrets(text: str):
+    assert secrets.scan(text) == [] and secrets.redact(text) == text

@@ -107,7 +107,8 @@ def test_a_commit_dated_past_9999_from_another_machine_is_skipped_with_a_warning
     assert f"commit {bad[:12]}" in warn and "not counted" in warn
 
 
-@pytest.mark.parametrize("t", ["1e20", "NaN", "Infinity", "-Infinity", "-5", '"yesterday"', "null", "true"])
+@pytest.mark.parametrize("t", ["1e20", "NaN", "Infinity", "-Infinity", "-5", '"yesterday"', '"1790000001"', "null",
+                               "true"])
 def test_bad_access_records_are_skipped_and_never_copied_forward(machines, t: str):
     a, b, hostile = machines
     good = '{"t": 1790000000, "name": "projects/koda", "m": "evil", "n": 2}'
@@ -208,6 +209,14 @@ def test_retitling_a_crlf_memory_keeps_its_comments_and_line_endings(mem: Path, 
     assert proc.returncode == 0, proc.stderr
     assert (mem / "active/projects/crlf.md").read_bytes() == (
         b"---\r\n# why this exists\r\ntitle: New\r\ntags:\r\n- x\r\n- y\r\n---\r\nbody\r\n")
+
+
+def test_setting_a_key_replaces_its_whole_value_and_nothing_else():
+    from strata_git.core import memory
+
+    folded = "---\ntitle: |\n  one\n\n  two\ntags:\n- a\n\n- b\nnote: \"\u00e9\u2028x\"\n---\nbody\n"
+    assert memory.compose(folded, {"title": "new", "tags": ["z"]}, "w") == (
+        "---\ntitle: new\ntags:\n- z\nnote: \"\u00e9\u2028x\"\n---\nbody\n").encode()
 
 
 def test_an_emoji_or_one_cjk_character_is_found(mem: Path):

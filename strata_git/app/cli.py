@@ -161,8 +161,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     lines.append(f"sync: {sync['remote']}, " + (f"{sync['ahead']} ahead, {sync['behind']} behind as of the last fetch"
                                                 if sync["ahead"] is not None else "never synced"))
     lines += [f"conflict: {shown(c['name'])} has another version beside it, {shown(c['copy'])}"
-              + (f" (from {c['from']})" if c["from"] else "")
-              + (f"; finish with `git strata resolve {c['copy']} --keep current|copy|both`" if c["memory"] else
+              + (f" (from {shown(str(c['from']))})" if c["from"] else "")
+              + (f"; finish with `git strata resolve {shown(c['copy'])} --keep current|copy|both`" if c["memory"] else
                  "; merge the two by hand, delete the copy and commit") for c in status.conflicts]
     lines += [f"uncommitted: {shown(p)}" for p in status.uncommitted]
     lines += [f"problem: {shown(p)}" for p in status.problems]
@@ -289,7 +289,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
     for d in r.decisions:
         if d["beside"] and d["beside"].startswith("active/") and d["beside"].endswith(".md"):
             lines.append(f"conflict: {shown(d['name'])}: {d['how']}: {shown(d['beside'])}; "
-                         f"finish with `git strata resolve {d['beside'][len('active/'):-3]} --keep current|copy|both`")
+                         f"finish with `git strata resolve {shown(d['beside'][len('active/'):-3])} "
+                         "--keep current|copy|both`")
         elif d["beside"]:
             lines.append(f"conflict: {shown(d['name'])}: {d['how']}: {shown(d['beside'])}; merge the two by hand, "
                          "delete the copy and commit")
@@ -407,7 +408,8 @@ def cmd_why(args: argparse.Namespace) -> int:
     info = _vault().why(args.name, now=_when(args))
     moved = info["moved_by"]
     lines = [f"{shown(info['name'])}: in {info['tier']}/ since {info['in_tier_since']}"
-             + (f" ({moved['action']} by {moved['rule']}, commit {moved['commit'][:12]})" if moved else ""),
+             + (f" ({shown(moved['action'])} by {shown(str(moved['rule']))}, commit {moved['commit'][:12]})"
+                if moved else ""),
              f"last changed {info['last_changed']} ({info['age_days']} days ago); "
              f"{info['reads_last_90_days']} read(s) in 90 days, last {info['last_read'] or 'never'}",
              f"next: {info['next']}"]

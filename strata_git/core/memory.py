@@ -192,16 +192,19 @@ def compose(text: str, updates: dict[str, Any], where: str) -> bytes:
     meta.update(updates)
     check_known_keys(meta, where)
     newline = "\r\n" if (fm if fm is not None else text).count("\r\n") else "\n"
-    lines = (fm or "").splitlines()
+    lines = (fm or "").replace("\r\n", "\n").split("\n")[:-1] if fm else []  # (not splitlines: U+2028 is text)
     for key, value in updates.items():
         block = frontmatter.YAMLHandler().export({key: value}, sort_keys=False).splitlines()
         at = next((i for i, line in enumerate(lines) if line.startswith(f"{key}:")), None)
         if at is None:
             lines += block
             continue
-        end = at + 1  # the key's value goes on over indented lines and `- ` list items
-        while end < len(lines) and lines[end][:1] in (" ", "\t", "-") and not lines[end].startswith("---"):
+        end = at + 1  # the key's value goes on over indented lines, `- ` list items and blank lines
+        while end < len(lines) and (lines[end][:1] in (" ", "\t", "-") and not lines[end].startswith("---")
+                                    or not lines[end].strip()):
             end += 1
+        while end > at + 1 and not lines[end - 1].strip():  # blank lines after the value stay
+            end -= 1
         lines[at:end] = block
     parse_frontmatter("\n".join(lines) + "\n", where)  # still one valid frontmatter
     return newline.join(["---", *lines, "---", ""]).encode() + body.encode()

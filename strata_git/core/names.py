@@ -96,7 +96,7 @@ def normalize(name: str) -> str:
     last = name.rsplit("/", 1)[-1][: -len(SUFFIX)]
     if last.lower().endswith(SUFFIX):  # `plan.md.md` would be listed as `plan.md`, which reads as `plan`
         raise _refuse(name, f"its last part still ends in {SUFFIX} once the {SUFFIX} suffix is taken off",
-                      f"name it {display(display(name))!r}: the {SUFFIX} is added for you")
+                      f"name it {name[: -2 * len(SUFFIX)]!r}: the {SUFFIX} is added for you")
     return name
 
 

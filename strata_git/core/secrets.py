@@ -143,25 +143,42 @@ def _line_findings(line: str, number: int) -> list[Finding]:
                                     for literal in literals):
                 continue
             match = pattern.search(line)
-            if match and "EXAMPLE" not in match.group():
+            if match and _real(rule, match.group()):
                 found.append(Finding(rule, what, number))
                 break
+    if not found:
+        assigned = next(_assigned(line), None)
+        if assigned:
+            found.append(Finding(assigned[2], _ASSIGNED[assigned[2]], number))
+    return found
+
+
+_ASSIGNED = {"generic-secret": "a high-entropy secret assigned to a key, token or password",
+             "password": "a password assigned in quotes"}
+_WORDLIKE = ("artifactory-credentials", "twilio-api-key")  # their patterns also match plain words and ids
+
+
+def _real(rule: str, token: str) -> bool:
+    """Whether a maintained rule's match is a credential: not AWS's example, and for the rules
+    whose shape ordinary words take too (`APEXintegration`), random enough to hold a digit."""
+    return "EXAMPLE" not in token and (rule not in _WORDLIKE or any(c.isdigit() for c in token))
+
+
+def _assigned(line: str):
+    """(start, end, rule) of each value assigned to a key, token, secret or password that looks
+    like a credential, in `line`."""
     lowered = line.lower()
-    if not found and any(k in lowered for k in _KEYWORDS):
+    if any(k in lowered for k in _KEYWORDS):
         for match in re.finditer(_ASSIGNMENT, line):
             if _secret_like(match.group("value")) and not _a_digest(line, match):
-                found.append(Finding("generic-secret", "a high-entropy secret assigned to a key, token or password",
-                                     number))
-                break
-    if not found and any(k in lowered for k in ("passw", "pwd", "secret", "passphrase")):
+                yield match.start("value"), match.end("value"), "generic-secret"
+    if any(k in lowered for k in ("passw", "pwd", "secret", "passphrase")):
         for match in re.finditer(_QUOTED_PASSWORD, line):
             value = match.group("value")
             if not _placeholder(value) and re.match(_NOT_A_VALUE, value) is None and entropy(value) >= 3.0 \
                     and sum(map(bool, (re.search(r"[a-zA-Z]", value), re.search(r"\d", value),
                                        re.search(r"[^\w]", value)))) >= 2:
-                found.append(Finding("password", "a password assigned in quotes", number))
-                break
-    return found
+                yield match.start("value"), match.end("value"), "password"
 
 
 def _a_digest(line: str, match: re.Match) -> bool:
@@ -177,31 +194,62 @@ def _secret_like(value: str) -> bool:
             and re.match(_NOT_A_VALUE, value) is None)
 
 
+# A line is matched in pieces of at most PIECE characters, each overlapping the next by OVERLAP,
+# and with runs of spaces shortened: some patterns take quadratic or cubic time in a line's
+# length (or in a run of spaces), and a memory may be one 1 MiB line. A token is far shorter.
+PIECE = 1024
+OVERLAP = 256
+_SPACES = re.compile(r"[ \t]{3,}")
+
+
+def _pieces(line: str) -> list[str]:
+    line = _SPACES.sub("  ", _INVISIBLE.sub("", line))
+    if len(line) <= PIECE:
+        return [line]
+    return [line[i:i + PIECE] for i in range(0, len(line) - OVERLAP, PIECE - OVERLAP)]
+
+
 def redact(text: str, mark: str = "[{rule}]") -> str:
-    """`text` with every token-shaped secret replaced by `mark` naming its rule (zero-width
-    characters taken out first, so a split key is replaced whole)."""
-    text = _INVISIBLE.sub("", text)
-    for rule, _, literals, pattern in _RULES:
-        if any(literal in text for literal in literals):
-            text = re.sub(pattern, lambda m, r=rule: m.group() if "EXAMPLE" in m.group() else mark.format(rule=r),
-                          text)
-    for rule, _, pattern in maintained():
-        text = pattern.sub(lambda m, r=rule: m.group() if "EXAMPLE" in m.group() else mark.format(rule=r), text)
-    return text
+    """`text` with every secret replaced by `mark` naming its rule: a token whole (zero-width
+    characters taken out first, so a split key is replaced whole), an assigned value by itself.
+    A line over PIECE characters that holds one is replaced whole."""
+    out = []
+    for line in _INVISIBLE.sub("", text).split("\n"):
+        if len(line) > PIECE or _SPACES.search(line):
+            found = _line_findings(line, 0) if len(line) <= PIECE else [f for p in _pieces(line)
+                                                                          for f in _line_findings(p, 0)]
+            out.append(mark.format(rule=found[0].rule) if found else line)
+            continue
+        for rule, _, literals, pattern in _RULES:
+            if any(literal in line for literal in literals):
+                line = re.sub(pattern, lambda m, r=rule: m.group() if "EXAMPLE" in m.group() else mark.format(rule=r),
+                              line)
+        if _TOKENISH.search(line) or "PRIVATE KEY" in line or "PuTTY" in line:
+            for rule, _, pattern in maintained():
+                line = pattern.sub(lambda m, r=rule: mark.format(rule=r) if _real(r, m.group()) else m.group(), line)
+        for start, end, rule in sorted(_assigned(line), reverse=True):
+            line = line[:start] + mark.format(rule=rule) + line[end:]
+        out.append(line)
+    return "\n".join(out)
 
 
 def scan(text: str) -> list[Finding]:
-    """Every secret-looking line in `text` (at most one finding per rule per line)."""
+    """Every secret-looking line in `text` (at most one finding per line)."""
     findings: list[Finding] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if ALLOW_MARKER not in line:
-            findings.extend(_line_findings(_INVISIBLE.sub("", line), number))
+            for piece in _pieces(line):
+                found = _line_findings(piece, number)
+                if found:
+                    findings.extend(found)
+                    break
     return findings
 
 
 # -- detect-secrets' rules ------------------------------------------------------------------------
 
 _LEFT_OUT = ("Public IP (ipv4)", "Basic Auth Credentials")
+_RULES_VERSION = 2  # of how git-strata reads them (the cache is kept per version)
 _maintained: list[list] | None = None  # [rule, what, literals, pattern (compiled once first needed)]
 
 
@@ -293,7 +341,7 @@ def _patterns() -> list[list]:
                        if e.name.endswith(".py"))
     except OSError:
         return []
-    key = f"{zlib.crc32(json.dumps([plugins, files]).encode()):08x}"
+    key = f"{zlib.crc32(json.dumps([_RULES_VERSION, _LEFT_OUT, plugins, files]).encode()):08x}"
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     cache = os.path.join(base, "git-strata", f"secret-rules-{key}.json")
     try:

@@ -69,10 +69,13 @@ def stamp(value: object) -> int | None:
 
 
 def text(value: object, limit: int = _MAX_TEXT) -> str | None:
-    """A string without control characters, at most `limit` characters; None otherwise."""
+    """A string without control or direction-changing characters, at most `limit` characters;
+    None otherwise."""
+    from strata_git.core.memory import UNSAFE_TO_DISPLAY
+
     if not isinstance(value, str) or len(value) > limit:
         return None
-    return None if any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in value) else value
+    return None if UNSAFE_TO_DISPLAY.search(value) else value
 
 
 def json_object(raw: str | bytes) -> dict | None:
@@ -115,9 +118,11 @@ def _number(value: object) -> bool:
 
 
 def access_record(item: object) -> dict | None:
-    """An access record (one read of one memory), if `item` is one: `t` a time a date can show,
-    `name` text; `m` (machine) text and `n` (a sequence number) an int, where present."""
-    if not isinstance(item, dict) or text(item.get("name")) is None or stamp(item.get("t")) is None:
+    """An access record (one read of one memory), if `item` is one: `t` a number (not text) that
+    a date can show, `name` text; `m` (machine) text and `n` (a sequence number) an int, where
+    present."""
+    if not isinstance(item, dict) or text(item.get("name")) is None or isinstance(item.get("t"), str) \
+            or stamp(item.get("t")) is None:
         return None
     if "m" in item and text(item["m"], 200) is None:
         return None
