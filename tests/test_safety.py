@@ -460,3 +460,15 @@ def test_a_temporary_file_a_killed_writer_left_is_cleared_by_the_next_write(tmp_
     live.write_bytes(b"being written")
     safefs.write(str(tmp_path), "index.md", b"new", durable=False)
     assert not stale.exists() and live.exists() and (tmp_path / "index.md").read_bytes() == b"new"
+
+
+def test_a_killed_index_md_write_leaves_nothing_once_index_md_is_current(mem: Path):
+    """A writer killed between writing index.md's temporary file and renaming it leaves the file;
+    the next refresh sweeps it even when index.md itself has nothing new to write."""
+    assert strata(mem, "index").returncode == 0
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = mem / f".index.md.strata-tmp-{dead.pid}-0a1b2c3d"
+    left.write_text("half")
+    assert strata(mem, "index").returncode == 0
+    assert not left.exists()

@@ -114,6 +114,11 @@ def write(root: str, text: str) -> bool:
     found = safefs.kind(root, contract.INDEX_MD)
     if found == "file" and os.path.getsize(os.path.join(root, contract.INDEX_MD)) == len(data) \
             and safefs.read(root, contract.INDEX_MD, len(data)) == data:
+        from strata_git.gitio import procs
+
+        # A writer killed mid-write left its temporary file; with nothing new to write, no write
+        # would sweep it, and it would sit untracked in the work tree until index.md next changed.
+        procs.sweep(root, contract.temp_prefix(contract.INDEX_MD))
         return False
     if found not in (None, "file"):
         safefs.remove(root, contract.INDEX_MD)

@@ -259,6 +259,14 @@ def push(repo: Repo, w: Where, refspecs: list[str]) -> bool:
     if not refspecs:
         return True
     proc = run(["push", "--porcelain", "--", w.remote, *refspecs], repo.root, check=False)
+    if proc.returncode != 0 and b"from promisor remote" in proc.stderr:
+        # A pruned clone: the pack for the remote needs a blob this clone gave back to its
+        # archive remote (archived and pruned before the commits naming it were pushed). The
+        # remote side has it, but git only counts what the pushed refs' old tips reach; so the
+        # blob is fetched back from the promisor remote for this push (the next archive prunes
+        # it again), where the push would otherwise be refused every time.
+        proc = run(["push", "--porcelain", "--", w.remote, *refspecs], repo.root, check=False,
+                   env={"GIT_NO_LAZY_FETCH": "0"})
     if proc.returncode == 0:
         return True
     said = proc.stdout.decode("utf-8", "replace")
