@@ -214,6 +214,7 @@ def redact(text: str, mark: str = "[{rule}]") -> str:
     characters taken out first, so a split key is replaced whole), an assigned value by itself.
     A line over PIECE characters that holds one is replaced whole."""
     out = []
+    compiled: list[tuple[str, str, re.Pattern]] | None = None  # detect-secrets' rules, compiled once if needed
     for line in _INVISIBLE.sub("", text).split("\n"):
         if len(line) > PIECE or _SPACES.search(line):
             found = _line_findings(line, 0) if len(line) <= PIECE else [f for p in _pieces(line)
@@ -225,7 +226,8 @@ def redact(text: str, mark: str = "[{rule}]") -> str:
                 line = re.sub(pattern, lambda m, r=rule: m.group() if "EXAMPLE" in m.group() else mark.format(rule=r),
                               line)
         if _TOKENISH.search(line) or "PRIVATE KEY" in line or "PuTTY" in line:
-            for rule, _, pattern in maintained():
+            compiled = maintained() if compiled is None else compiled
+            for rule, _, pattern in compiled:
                 line = pattern.sub(lambda m, r=rule: mark.format(rule=r) if _real(r, m.group()) else m.group(), line)
         for start, end, rule in sorted(_assigned(line), reverse=True):
             line = line[:start] + mark.format(rule=rule) + line[end:]

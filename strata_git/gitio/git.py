@@ -81,13 +81,10 @@ def _partial(lib) -> bool:
 
 def _read(lib, name: str) -> bytes | None:
     """One object's content through libgit2, or None where `cat-file --batch` says missing."""
-    import contextlib
-
-    with _LOCK or contextlib.nullcontext():  # a server's threads share one handle; libgit2's is not thread-safe
-        try:
-            return (lib[name] if len(name) == 40 and ":" not in name else lib.revparse_single(name)).read_raw()
-        except Exception:  # noqa: BLE001 - KeyError, ValueError, GitError: no such object (or not here)
-            return None
+    try:
+        return (lib[name] if len(name) == 40 and ":" not in name else lib.revparse_single(name)).read_raw()
+    except Exception:  # noqa: BLE001 - KeyError, ValueError, GitError: no such object (or not here)
+        return None
 
 
 def run(args: list[str], cwd: str, *, input: bytes | None = None, check: bool = True,
@@ -208,7 +205,10 @@ class Repo(NamedTuple):
             return []
         lib = _libgit2(self.git_dir, len(names) >= BULK)
         if lib is not None:
-            found = [_read(lib, name) for name in names]
+            import contextlib
+
+            with _LOCK or contextlib.nullcontext():  # a server's threads share one handle; libgit2's is not thread-safe
+                found = [_read(lib, name) for name in names]
             if None not in found or not _partial(lib):
                 return found
             # In a partial clone libgit2 cannot tell "left on the remote" from "no such object":
