@@ -380,10 +380,10 @@ def test_a_long_stretch_is_captured_in_parts_each_committed(mem: Path, tmp_path:
     """Past PART_STATEMENTS statements (or PART_BYTES of transcript) a capture ends its part and
     commits it, then goes on: memory stays bounded, and a kill between parts loses nothing."""
     from strata_git.app.vault import Vault
-    from strata_git.ops import capture
+    from strata_git.ops import capture, stretch
 
-    monkeypatch.setattr(capture, "PART_STATEMENTS", 4)
-    monkeypatch.setattr(capture, "PART_BYTES", 1 << 20)
+    monkeypatch.setattr(stretch, "PART_STATEMENTS", 4)
+    monkeypatch.setattr(stretch, "PART_BYTES", 1 << 20)
     transcript = tmp_path / "t.jsonl"
     transcript.write_text("".join(claude_line("user", f"TODO: item number {i} of the list.", "parts-1")
                                   for i in range(10)))

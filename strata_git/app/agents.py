@@ -143,7 +143,7 @@ def prompt_hints(vault, prompt: str) -> str:
 def _capture_in_background(repo_dir: str, transcript: str, session: str | None) -> None:
     """`git strata capture` detached: the harness does not wait for it, and a kill of the harness
     does not kill it (it commits whole or not at all, and resumes from its watermark)."""
-    args = [_exe(), "capture", transcript]  # the format is told by the transcript's first line
+    args = [_exe(), "capture", "--log", transcript]  # the format is told by the transcript's first line
     if session:
         args += ["--session", session]
     with open(os.devnull, "rb") as devnull:

@@ -40,6 +40,8 @@ COMMANDS: dict[str, str] = {
     "log": "list the janitor's migrations with their rules and evidence",
     "serve": "run the janitor on a schedule (first cycle dry unless --live); --stop stops it",
     "why": "say where a memory is, since when, by which rule, and when it moves next",
+    "scan": "find secrets already in history (every ref, commit messages too); exit 1 if any; "
+            "--allow FINGERPRINT allows a false positive",
     "reject": "record a rejection (\"we said no to X\") in one commit: never cooled, always in the boot context",
     "context": "print the boot context an agent loads after a restart: rejections, decisions, recent memories",
     "stats": "memories and bytes per tier, migrations per week, reads, index freshness, tokens and bytes saved",
@@ -419,6 +421,52 @@ def cmd_why(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scan_progress() -> Callable[[int, int], None]:
+    """Objects read so far, on one stderr line, once a scan has run for a second."""
+    import time
+
+    start = time.monotonic()
+
+    def show(done: int, total: int) -> None:
+        if time.monotonic() - start > 1:
+            print(f"\rscanning history: {done}/{total} objects", end="\n" if done >= total else "",
+                  file=sys.stderr, flush=True)
+    return show
+
+
+def _scan_text(r) -> str:
+    lines = []
+    for f in r.findings:
+        where = {"file": f"{f.path}:{f.line}", "file name": f"file name {f.path}",
+                 "commit message": f"commit message:{f.line}"}.get(f.kind, f"{f.kind} {f.path}:{f.line} on {f.ref}")
+        lines.append(f"{f.commit[:12]} {shown(where)}: {f.what} (rule {f.rule}), fingerprint {f.fingerprint}")
+    skipped = [f"{n} {why}" for n, why in ((r.large, f"over {r.max_bytes:,} bytes"), (r.binary, "binary"),
+                                          (r.missing, "not in this clone (never fetched)")) if n]
+    found = len(r.findings)
+    lines.append(f"{found or 'no'} secret{'s' * (found != 1)} found in {r.commits} commits ({r.blobs} blobs scanned)"
+                 + (f"; skipped {', '.join(skipped)}" if skipped else "")
+                 + (f"; {r.allowed} allowed by .git/strata/secrets-allow" if r.allowed else ""))
+    from strata_git.ops.scan import advice
+
+    for number, step in enumerate(advice(r.findings), start=1):
+        lines += ["", "what to do:"] if number == 1 else []
+        lines += [f"{number}. {step.text}", *(f"     {command}" for command in step.commands)]
+    return "\n".join(lines)
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    vault = _vault()
+    if args.allow:
+        added = vault.allow_secret(args.allow)
+        _emit(args, {"allowed": added, "already": [a for a in args.allow if a not in added]},
+              "\n".join(f"allowed {a} in this clone (.git/strata/secrets-allow)" for a in added)
+              or "already allowed; nothing changed")
+        return 0
+    report = vault.scan(progress=_scan_progress() if not args.json and sys.stderr.isatty() else None)
+    _emit(args, report.as_dict(), _scan_text(report))
+    return 1 if report.findings else 0
+
+
 def cmd_install_hooks(args: argparse.Namespace) -> int:
     from strata_git.ops import hookshims
 
@@ -580,6 +628,10 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("why", cmd_why)
     p.add_argument("name", help="memory name, e.g. projects/koda")
     p.add_argument("--now", metavar="WHEN", help="explain as if it were WHEN")
+    p = add("scan", cmd_scan)
+    p.add_argument("--allow", metavar="FINGERPRINT", action="append",
+                   help="allow a false positive in this clone by the fingerprint a scan or a refusal printed "
+                        "(repeatable); nothing is scanned")
     add("install-hooks", cmd_install_hooks)
     add("uninstall-hooks", cmd_uninstall_hooks)
     p = add("capture", cmd_capture)
@@ -587,6 +639,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("auto", "claude-code", "codex"), default="auto",
                    help="the transcript's format (default: told by its first line)")
     p.add_argument("--session", help="the session id (default: the one the transcript names)")
+    p.add_argument("--log", action="store_true",
+                   help="also write the outcome, or the error, as one line of .git/strata/agent.log (the agent "
+                        "hooks' background captures do)")
     p = add("agent", cmd_agent)
     p.add_argument("action", choices=("install", "uninstall"))
     p.add_argument("harness", choices=("claude-code", "codex"))
@@ -628,10 +683,19 @@ def run_agent_hook(args: list[str]) -> int:
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
+    from strata_git.core.secrets import redact
     from strata_git.ops import capture
 
     vault = _vault()
-    r = capture.capture(vault.repo, vault.cfg, args.transcript, args.format, args.session)
+    try:
+        r = capture.capture(vault.repo, vault.cfg, args.transcript, args.format, args.session)
+    except Exception as e:
+        if args.log:
+            from strata_git.app import agents
+
+            agents._log(vault.repo.root, "capture", redact(f"{shown(args.transcript)}: made no progress: "
+                                                           f"{getattr(e, 'message', None) or type(e).__name__}"))
+        raise
     if r.lines is None:
         text = f"nothing new in {args.transcript} (session {r.session})"
     else:
@@ -640,6 +704,14 @@ def cmd_capture(args: argparse.Namespace) -> int:
                 + (f" (commit {r.commit[:12]})" if r.commit else ""))
         text += f"\nsummarizer: {r.summarizer}" if r.summarizer else ""
         text += "".join(f"\n  {shown(name)}" for name in r.memories)
+    text += "\nthe transcript was truncated or replaced since the last capture: read again from its start" \
+        if r.rewritten else ""
+    text += f"\n{r.duplicates} statement(s) already held by a memory were not written again" if r.duplicates else ""
+    text += "".join(f"\nskipped line {s.line} ({s.why}): {s.excerpt}" for s in r.skipped_lines)
+    if args.log:
+        from strata_git.app import agents
+
+        agents._log(vault.repo.root, "capture", text.replace("\n", "; "))
     _emit(args, r.as_dict(), text)
     return 0
 

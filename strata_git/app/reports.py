@@ -17,7 +17,7 @@ from strata_git.gitio import partial, safefs
 from strata_git.gitio.git import Repo
 from strata_git.ops import hookshims
 from strata_git.ops.sync import conflicts
-from strata_git.store import access, catalog, history, index_md, shadow
+from strata_git.store import access, captures, catalog, history, index_md, shadow
 
 
 class Status(NamedTuple):
@@ -71,6 +71,7 @@ def status(repo: Repo, cfg: Config) -> Status:
     problems += name_problems(scan.entries)
     archive_state = _archive_state(repo)
     problems += shadow.warnings(repo)
+    problems += captures.problems(repo)  # agent sessions whose last capture failed
     access.read_all(repo)  # for its warnings: a record another machine wrote that cannot be read
     problems += untrusted.warnings()  # what history and other machines sent that could not be read
     branch = repo.git("symbolic-ref", "-q", "--short", "HEAD", check=False).decode().strip()

@@ -32,6 +32,8 @@ import json
 import re
 from typing import NamedTuple
 
+from strata_git.core.memory import UNSAFE_TO_DISPLAY
+
 FORMATS = ("claude-code", "codex")
 MAX_PROMPTS = 3
 MAX_ITEMS = 50  # files, commands, statements of each kind kept per capture
@@ -134,7 +136,7 @@ def _codex(obj: dict, n: int) -> list[Turn] | None:
         raw = payload.get("arguments", payload.get("input", ""))
         try:
             args = json.loads(raw) if isinstance(raw, str) and raw.startswith("{") else {"input": raw}
-        except ValueError:
+        except (ValueError, RecursionError):
             args = {"input": raw}
         return [Turn(n, "assistant", "", ((payload["name"], args if isinstance(args, dict) else {}),))]
     if payload.get("type") == "function_call_output":
@@ -172,8 +174,8 @@ class Notes:
                         self.statements.setdefault((kind, said), None)
 
     def digest(self) -> Digest:
-        return Digest(self.asked, list(self.files)[:MAX_ITEMS], list(self.commands)[:MAX_ITEMS], self.outcome,
-                      list(self.statements))
+        return Digest(self.asked, [safe(f) for f in list(self.files)[:MAX_ITEMS]], list(self.commands)[:MAX_ITEMS],
+                      self.outcome, list(self.statements))
 
 
 def digest(all_turns: list[Turn]) -> Digest:
@@ -202,5 +204,14 @@ def _tool(name: str, args: dict, files: dict, commands: dict) -> None:
 
 
 def _one_line(text: str, limit: int = 200) -> str:
-    line = " ".join(text.split())
+    line = safe(" ".join(text.split()))
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+_UNSAFE = re.compile(f"[\ud800-\udfff{UNSAFE_TO_DISPLAY.pattern[1:-1]}]")
+
+
+def safe(text: str) -> str:
+    """`text` with what a memory's title or a commit cannot hold replaced by U+FFFD: control and
+    direction-changing characters, and halves of a surrogate pair (a JSON `\\ud800` escape)."""
+    return _UNSAFE.sub("\ufffd", text)

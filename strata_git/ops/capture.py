@@ -3,22 +3,28 @@ the last capture of that session stopped and commits what it finds as typed memo
 commit, so the agent does not have to remember to.
 
 - **Idempotent.** The watermark is history itself: each capture's commit carries the session id
-  (`Strata-Capture-Session`) and the transcript lines it covered (`Strata-Capture`). A capture
-  starts after the last line a commit of that session covered, under the repository lock, so
+  (`Strata-Capture-Session`) and where it stopped in the transcript (`Strata-Capture`: the lines
+  it covered, the byte after them and hashes of the file's identity, see ops/stretch.py). The
+  transcript is read without a lock; the commit is made under the repository lock after checking
+  that no other capture moved the watermark meanwhile (else the stretch is read again), so
   running it twice, from two hooks at once, or again after a kill never duplicates or loses a
-  memory: the commit either happened (and the watermark moved with it) or did not.
-- **Bounded.** The file is read line by line; a line over MAX_LINE bytes, a line that is not JSON
-  or of an unknown type is skipped and counted; a last line without its newline is still being
-  written and is left for the next capture. What is kept while reading is the notes
-  (transcript.Notes): a few prompts, files and commands, the outcome, and the statements. A
-  stretch of new transcript past PART_BYTES, or with PART_STATEMENTS statements, ends a part:
-  a long transcript is captured in several commits, each with its own line range.
+  memory. A stretch that held nothing to capture (blank or junk lines) is remembered in this
+  clone's own state (store/captures.py), so it is not read again.
+- **No line stops it.** A line that cannot be read is counted, quoted (escaped, redacted) in the
+  report and skipped; text that a title or a commit cannot hold (control characters, halves of
+  a surrogate pair) is replaced, never refused. A capture that fails records why in this
+  clone's state, which `status` lists until a capture of that session succeeds.
+- **Bounded.** A stretch past PART_BYTES of transcript or PART_STATEMENTS statements ends a part: a
+  long transcript is captured in several commits, each with its own line range.
 - **Kills.** Files a capture wrote before it was killed short of its commit are not committed;
   the next capture of the same stretch (its memories name the same first line) takes them over
   by name, even if the transcript has grown since, rather than writing copies beside them.
-- **No secrets in history.** Every memory's text goes through the secret rules the pre-commit
-  hook uses: a token is replaced by `[redacted: rule]`, and a line the rules still flag is
-  replaced whole. The count is reported and recorded.
+- **No duplicates.** A statement that a captured memory already holds word for word (said again,
+  or read again from a transcript that was truncated or replaced) is not written again.
+- **No secrets in history.** Everything a capture writes, names, titles, bodies, the session id and
+  the commit's trailers, goes through one redaction pass with the rules the pre-commit hook uses
+  (core/secrets.py): a secret is replaced by `[redacted: RULE]`, and a line the rules still flag
+  is replaced whole. The count is reported and recorded.
 """
 
 from __future__ import annotations
@@ -33,18 +39,20 @@ from typing import NamedTuple
 
 from strata_git.core import contract, memory, names, secrets, transcript
 from strata_git.core.config import Config
-from strata_git.errors import BadName, NotFound, Refused
+from strata_git.errors import BadName, NotFound, Refused, StrataError
 from strata_git.gitio import safefs
 from strata_git.gitio.git import Repo, run
-from strata_git.ops import locate, txn
+from strata_git.ops import locate, stretch, txn
+from strata_git.store import captures
+from strata_git.store.captures import Mark
 
-MAX_LINE = 8 * 1024 * 1024
-PART_BYTES = 32 * 1024 * 1024  # a longer stretch of new transcript is captured in parts, a commit each
-PART_STATEMENTS = 1000
+PART_BYTES = stretch.PART_BYTES
+PART_STATEMENTS = stretch.PART_STATEMENTS
 COMMAND_TIMEOUT = 20  # seconds for `strata.captureCommand`: below the 30 s other writers wait for the lock
 MAX_EXCERPT = 8 * 1024 * 1024  # a longer stretch of transcript is not handed to the command
 FOLDERS = {"decision": "decisions", "rejection": "rejections", "lesson": "lessons", "task": "tasks"}
 _SESSION = re.compile(r"[A-Za-z0-9._-]{1,100}")
+REDACTED = "[redacted: {rule}]"
 
 
 class Report(NamedTuple):
@@ -57,155 +65,161 @@ class Report(NamedTuple):
     commit: str | None
     summarizer: str = ""  # what `strata.captureCommand` did ("" when none is set: the rules alone)
     commits: list[str] | None = None  # a capture in parts: every part's commit (`commit` is the last)
+    skipped_lines: list[stretch.Skipped] = []  # the first few skipped, quoted escaped
+    rewritten: bool = False  # the transcript was truncated or replaced: read again from its start
+    duplicates: int = 0  # statements not written again: a captured memory already holds them
 
     def as_dict(self) -> dict:
-        return {**self._asdict(), "lines": list(self.lines) if self.lines else None}
+        return {**self._asdict(), "lines": list(self.lines) if self.lines else None,
+                "skipped_lines": [s._asdict() for s in self.skipped_lines]}
 
 
 def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str | None = None,
             agent: str | None = None) -> Report:
     """Capture what is new in the transcript: in one commit, or, past PART_BYTES of transcript or
     PART_STATEMENTS statements, in one commit per such part (the lock is let go between parts, and
-    a kill between them loses nothing: the next capture starts after the last part committed)."""
+    a kill between them loses nothing: the next capture starts after the last part committed).
+    A failure is recorded in this clone's capture state (shown by `status`) before it is raised."""
     if fmt not in ("auto", *transcript.FORMATS):
         raise Refused(f"unknown transcript format {fmt!r}", f"use one of: auto, {', '.join(transcript.FORMATS)}")
     if not os.path.isfile(path):
         raise NotFound(f"{path}: no such transcript", "give the path the harness passed as transcript_path")
-    parts: list[Report] = []
-    more = True
-    while more:
-        report, more = _part(repo, cfg, path, fmt, session, agent)
-        if more and parts and report.lines and report.lines[0] <= parts[-1].lines[1]:
-            raise Refused(f"capture of {path} did not move past line {report.lines[0]}",
-                          "see `git log --grep Strata-Capture`; the last capture's trailer is not readable")
-        parts.append(report)
+    sid = stretch.session_of(path, session, _session_id)
+    try:
+        parts = _parts(repo, cfg, path, fmt, sid, agent)
+    except (StrataError, OSError) as e:
+        _failed(repo, sid, path, str(e))
+        raise
+    except Exception as e:
+        _failed(repo, sid, path, f"unexpected error: {type(e).__name__}")
+        raise
     if len(parts) == 1:
         return parts[0]
     done = [p for p in parts if p.lines]
     said = "; ".join(sorted({p.summarizer for p in parts} - {""}))
     return Report(parts[0].session, parts[0].harness, (done[0].lines[0], done[-1].lines[1]),
                   [m for p in parts for m in p.memories], sum(p.skipped for p in parts),
-                  sum(p.redacted for p in parts), done[-1].commit, said, [p.commit for p in done if p.commit])
+                  sum(p.redacted for p in parts), done[-1].commit, said, [p.commit for p in done if p.commit],
+                  [s for p in parts for s in p.skipped_lines][: stretch.SHOWN], any(p.rewritten for p in parts),
+                  sum(p.duplicates for p in parts))
 
 
-def _part(repo: Repo, cfg: Config, path: str, fmt: str, session: str | None,
-          agent: str | None) -> tuple[Report, bool]:
-    with txn.locked(repo):
-        txn.clear_killed(repo, contract.CAPTURE_COMMITTING)  # a capture killed inside `git commit`
-        found = _read(path, fmt, session, lambda sid: _watermark(repo, sid))
-        sid, harness, first, last, notes, skipped, stamp, span, more = found
-        if not notes.turns:
-            return Report(sid, harness, None, [], skipped, 0, None), False
-        d = notes.digest()
-        said, summarizer = _summarized(repo, path, span)
-        if said is not None:
-            d = d._replace(statements=said)
-        drafts, redacted = _drafts(d, sid, harness, (first, last), stamp)
-        known = locate.known(repo)
-        writes: dict[str, bytes] = {}
-        leftovers: set[str] = set()
-        taken = {names.collision_key(n) for held in known[0].values() for _, n in held}
-        mark = _where(harness, sid, first).encode()
-        for base, content in drafts:
-            if len(content) > cfg.max_memory_bytes:
-                content = content[: cfg.max_memory_bytes - 64].decode("utf-8", "ignore").encode() + b"\n[cut]\n"
-            name, left = _free(base, taken, lambda p: _leftover(repo, p, mark, writes))
-            if left:  # written by a capture of this same stretch killed before its commit: taken over
-                leftovers.add(name)
-            writes[name] = content
-        # A new name is held by no file, tracked or not (locate.known lists both): only a .gitignore
-        # rule can stand in the way, asked of git once for all of them.
-        fresh = [p for p in writes if p not in leftovers]
-        ignored = _ignored(repo, fresh)
-        if ignored:
-            raise Refused(f"capture would write {ignored[0]}, which a .gitignore rule matches; nothing was changed",
-                          f"see `git check-ignore -v {ignored[0]}`; remove the rule")
-        repo.require_identity()
-
-        def stage() -> None:
-            for folder in sorted({p.rpartition("/")[0] for p in writes}):
-                safefs.clear_dead_temps_in(repo.root, folder)  # what a killed capture left mid-write
-            for p, content in writes.items():
-                safefs.write(repo.root, p, content, sweep=False)  # new names: no killed writer of theirs
-            repo.git("add", "--", *writes)
-
-        record = {"harness": harness, "transcript": os.path.basename(path), "lines": [first, last],
-                  "redacted": redacted}
-        trailers = {contract.ACTION: "capture", contract.VIA: "capture", contract.CAPTURE_SESSION: sid,
-                    contract.CAPTURE: contract.trailer_value(record)}
-        count = f"{len(writes)} memor{'y' if len(writes) == 1 else 'ies'}"
-        subject = f"strata: capture {count} from {harness} session {sid[:12]}"
-        before = repo.head()
-        with txn.marked(repo, contract.CAPTURE_COMMITTING):
-            commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=agent)
-        txn.follow_head(repo, cfg, since=before, paths=list(writes))  # only the new files: no full scan
-        return Report(sid, harness, (first, last), [names.display(p.partition("/")[2]) for p in writes], skipped,
-                      redacted, commit, summarizer), more
+def _parts(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, agent: str | None) -> list[Report]:
+    parts: list[Report] = []
+    more = True
+    while more:
+        report, more = _part(repo, cfg, path, fmt, sid, agent)
+        if more and parts and report.lines and report.lines[0] <= parts[-1].lines[1]:
+            raise Refused(f"capture of {path} did not move past line {report.lines[0]}",
+                          "see `git log --grep Strata-Capture`; the last capture's trailer is not readable")
+        parts.append(report)
+    return parts
 
 
-def _watermark(repo: Repo, session: str) -> int:
-    """The last transcript line a capture of `session` committed (0: none yet)."""
+def _failed(repo: Repo, sid: str, path: str, why: str) -> None:
+    committed = _watermark(repo, sid)
+    captures.save(repo, captures.State(sid, _redacted(os.path.basename(path)), committed.line,
+                                       committed, _redacted(why), ""))
+
+
+def _resume(repo: Repo, sid: str) -> tuple[Mark, Mark]:
+    """(the last commit's mark, where to resume): this clone's own state when it read further
+    past that same commit, else the commit's mark."""
+    committed = _watermark(repo, sid)
+    state = captures.load(repo, sid)
+    if state and state.committed == committed.line and state.mark.line >= committed.line and state.mark.offset >= 0:
+        return committed, state.mark
+    return committed, committed
+
+
+def _part(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, agent: str | None) -> tuple[Report, bool]:
+    committed, mark = _resume(repo, sid)
+    s = stretch.read(path, fmt, sid, mark)  # no lock held while the transcript is read
+    if s.first:
+        with txn.locked(repo):
+            now = _resume(repo, sid)
+            if now != (committed, mark):  # another capture committed meanwhile: read on from its mark
+                committed, mark = now
+                s = stretch.read(path, fmt, sid, mark)
+            if s.first:
+                return _commit(repo, cfg, path, s, agent, committed), s.more
+    captures.save(repo, captures.State(sid, _redacted(os.path.basename(path)), committed.line, s.end, "", ""))
+    return Report(sid, s.fmt, None, [], s.skipped, 0, None, skipped_lines=s.shown, rewritten=s.rewritten), False
+
+
+def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, agent: str | None, committed: Mark) -> Report:
+    """Write and commit the stretch's memories (under the repository lock)."""
+    txn.clear_killed(repo, contract.CAPTURE_COMMITTING)  # a capture killed inside `git commit`
+    sid, harness, first, last = s.session, s.fmt, s.first, s.last
+    d = s.notes.digest()
+    said, summarizer = _summarized(repo, path, s.span)
+    if said is not None:
+        d = d._replace(statements=said)
+    drafts, redacted = _drafts(d, sid, harness, (first, last), s.stamp)
+    known = locate.known(repo)
+    writes: dict[str, bytes] = {}
+    leftovers: set[str] = set()
+    taken = {names.collision_key(n) for held in known[0].values() for _, n in held}
+    mark = _where(harness, sid, first).encode()
+    duplicates = 0
+    for base, content, said_text in drafts:
+        if said_text and _already(repo, base, said_text, taken):
+            duplicates += 1
+            continue
+        if len(content) > cfg.max_memory_bytes:
+            content = content[: cfg.max_memory_bytes - 64].decode("utf-8", "ignore").encode() + b"\n[cut]\n"
+        name, left = _free(base, taken, lambda p: _leftover(repo, p, mark, writes))
+        if left:  # written by a capture of this same stretch killed before its commit: taken over
+            leftovers.add(name)
+        writes[name] = content
+    # A new name is held by no file, tracked or not (locate.known lists both): only a .gitignore
+    # rule can stand in the way, asked of git once for all of them.
+    fresh = [p for p in writes if p not in leftovers]
+    ignored = _ignored(repo, fresh)
+    if ignored:
+        raise Refused(f"capture would write {ignored[0]}, which a .gitignore rule matches; nothing was changed",
+                      f"see `git check-ignore -v {ignored[0]}`; remove the rule")
+    repo.require_identity()
+
+    def stage() -> None:
+        for folder in sorted({p.rpartition("/")[0] for p in writes}):
+            safefs.clear_dead_temps_in(repo.root, folder)  # what a killed capture left mid-write
+        for p, content in writes.items():
+            safefs.write(repo.root, p, content, sweep=False)  # new names: no killed writer of theirs
+        repo.git("add", "--", *writes)
+
+    end = s.end
+    record = {"harness": harness, "transcript": _redacted(os.path.basename(path)), "lines": [first, last],
+              "redacted": redacted, "bytes": end.offset, "head": end.head, "tail": end.tail}
+    trailers = {contract.ACTION: "capture", contract.VIA: "capture", contract.CAPTURE_SESSION: sid,
+                contract.CAPTURE: contract.trailer_value(record)}
+    count = f"{len(writes)} memor{'y' if len(writes) == 1 else 'ies'}"
+    subject = f"strata: capture {count} from {harness} session {sid[:12]}"
+    before = repo.head()
+    with txn.marked(repo, contract.CAPTURE_COMMITTING):
+        commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=agent)
+    txn.follow_head(repo, cfg, since=before, paths=list(writes))  # only the new files: no full scan
+    captures.save(repo, captures.State(sid, record["transcript"], last, end, "", ""))
+    return Report(sid, harness, (first, last), [names.display(p.partition("/")[2]) for p in writes], s.skipped,
+                  redacted, commit, summarizer, skipped_lines=s.shown, rewritten=s.rewritten, duplicates=duplicates)
+
+
+def _watermark(repo: Repo, session: str) -> Mark:
+    """Where the last capture of `session` that was committed stopped (line 0: none yet)."""
     out = repo.git("log", "-1", contract.grep(contract.CAPTURE_SESSION, session),
                    f"--format={contract.log_field(contract.CAPTURE)}", "HEAD", "--", check=False)
     try:
-        lines = json.loads(out.decode("utf-8", "replace").strip() or "{}").get("lines")
-        return int(lines[1]) if isinstance(lines, list) and len(lines) == 2 and isinstance(lines[1], int) \
-            and 0 <= lines[1] < 1 << 40 else 0
-    except (ValueError, AttributeError):
-        return 0  # a hand-written trailer: start from the beginning (captures are create-only)
-
-
-def _read(path: str, fmt: str, session: str | None, watermark) -> tuple:
-    """(session, format, first line, last line, notes, skipped, first timestamp, byte span, more)
-    of the complete lines after the session's watermark, up to a part's size (more: the part ended
-    early). The session is `session`, else the one the first line names, else the file's name."""
-    sid: str | None = None
-    start = 0
-    notes = transcript.Notes()
-    skipped, first, last, stamp, more = 0, 0, 0, "", False
-    begin = end = 0  # byte offsets of the lines taken
-    with open(path, "rb") as f:
-        for number, raw in enumerate(_lines(f), start=1):
-            before, end_of_line = end, f.tell()
-            if raw is not None and not raw.endswith(b"\n"):
-                break  # still being written: the next capture takes it
-            if sid is not None and number <= start:  # captured before: read past, not parsed
-                end = end_of_line
-                continue
-            if first and (end - begin >= PART_BYTES or len(notes.statements) >= PART_STATEMENTS):
-                more = True
-                break
-            obj = None
-            if raw is not None:
-                try:
-                    obj = json.loads(raw)
-                except ValueError:
-                    obj = None
-            if sid is None:  # the first line says which session this is, and so where to resume
-                named = transcript.session_of(obj) if isinstance(obj, dict) else None
-                sid = _session_id(session or named or os.path.basename(path))
-                start = watermark(sid)
-            if isinstance(obj, dict):
-                if fmt == "auto":
-                    fmt = transcript.detect(obj)
-                stamp = stamp or (obj["timestamp"] if isinstance(obj.get("timestamp"), str) else "")
-            if number <= start:
-                end = end_of_line
-                continue
-            found = transcript.turns(obj, fmt if fmt != "auto" else "claude-code", number)
-            if found is None:
-                skipped += 1
-                end = end_of_line
-                continue
-            if not first:
-                begin = before
-            first = first or number
-            last = number
-            end = end_of_line
-            for turn in found:
-                notes.add(turn)
-    return (sid or _session_id(session or os.path.basename(path)), fmt if fmt != "auto" else "claude-code",
-            first, last, notes, skipped, stamp, (begin, end), more)
+        record = json.loads(out.decode("utf-8", "replace").strip() or "{}")
+    except (ValueError, RecursionError):
+        return captures.NONE  # a hand-written trailer: start from the beginning (captures are create-only)
+    lines = record.get("lines") if isinstance(record, dict) else None
+    if not (isinstance(lines, list) and len(lines) == 2 and type(lines[1]) is int and 0 <= lines[1] < 1 << 40):
+        return captures.NONE
+    offset, head, tail = record.get("bytes"), record.get("head"), record.get("tail")
+    if type(offset) is int and 0 <= offset < 1 << 50 and all(isinstance(h, str) and re.fullmatch(r"[0-9a-f]{16}", h)
+                                                             for h in (head, tail)):
+        return Mark(lines[1], offset, head, tail)
+    return Mark(lines[1])  # an older capture's record: no byte offset, lines are counted
 
 
 def _summarized(repo: Repo, path: str, span: tuple[int, int]) -> tuple[list[tuple[str, str]] | None, str]:
@@ -238,20 +252,6 @@ def _summarized(repo: Repo, path: str, span: tuple[int, int]) -> tuple[list[tupl
     return list(found), why
 
 
-def _lines(f):
-    """The file's lines; None for one longer than MAX_LINE (read past, never held whole)."""
-    while True:
-        raw = f.readline(MAX_LINE + 1)
-        if not raw:
-            return
-        if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
-            while raw and not raw.endswith(b"\n"):
-                raw = f.readline(MAX_LINE)
-            yield None
-            continue
-        yield raw
-
-
 def _ignored(repo: Repo, paths: list[str]) -> list[str]:
     if not paths:
         return []
@@ -272,31 +272,37 @@ def _leftover(repo: Repo, path: str, mark: bytes, writes: dict[str, bytes]) -> b
 
 
 def _session_id(value: str) -> str:
-    return value if _SESSION.fullmatch(value) else hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()[:32]
+    """A session id a commit trailer and a file name can hold: the harness's own when it is a
+    plain word that is not secret-shaped, else a hash of it."""
+    if _SESSION.fullmatch(value) and not secrets.scan(value):
+        return value
+    return hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def _redacted(text: str) -> str:
+    """`text` with every secret replaced by `[redacted: RULE]`, a line the rules still flag whole."""
+    out = []
+    for line in secrets.redact(text, REDACTED).split("\n"):
+        found = secrets.scan(line)
+        out.append(REDACTED.format(rule=found[0].rule) if found else line)
+    return "\n".join(out)
 
 
 def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int],
-            stamp: str) -> tuple[list[tuple[str, bytes]], int]:
-    """[(memory name, content)] and how many lines had a secret redacted."""
+            stamp: str) -> tuple[list[tuple[str, bytes, str | None]], int]:
+    """[(memory name, content, the statement it holds or None for the digest)] and how many
+    secrets were redacted. Everything written passes one redaction pass: bodies, titles, names."""
     day = stamp[:10] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", stamp[:10] or "") else \
         datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     where = f"{_where(harness, sid, lines[0])}{lines[1]}."
     redacted = 0
 
     def clean(text: str) -> str:
-        """`text` with secrets replaced: a token by `[redacted: rule]`, a line still flagged whole."""
         nonlocal redacted
-        out = []
-        for line in text.splitlines():
-            shown = secrets.redact(line, "[redacted: {rule}]")
-            found = secrets.scan(shown)
-            if found:
-                shown = f"[redacted: {found[0].rule}]"
-            redacted += shown != line
-            out.append(shown)
-        return "\n".join(out)
+        shown = _redacted(text)
+        redacted += shown.count("[redacted: ") - text.count("[redacted: ")
+        return shown
 
-    drafts = []
     body = [f"# Session {sid[:12]} ({day})", "", where, ""]
     if d.asked:
         body += ["## Asked", *(f"- {a}" for a in d.asked), ""]
@@ -306,15 +312,35 @@ def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int]
         body += ["## Commands run", *(f"- `{c}`" for c in d.commands), ""]
     if d.outcome:
         body += ["## Outcome", d.outcome, ""]
-    meta = {"type": "session", "title": f"Session {sid[:12]}: {d.asked[0] if d.asked else harness}"[:200],
-            "created": day}
-    digest_text = clean("\n".join(body)) + "\n"
-    drafts.append((f"sessions/{day}-{sid[:12]}-{lines[0]}", memory.compose(digest_text, meta, "capture")))
+    title = _redacted(f"Session {sid[:12]}: {d.asked[0] if d.asked else harness}")[:200]
+    meta = {"type": "session", "title": transcript.safe(title), "created": day}
+    drafts = [(f"sessions/{day}-{sid[:12]}-{lines[0]}", memory.compose(clean("\n".join(body)) + "\n", meta, "capture"),
+               None)]
     for kind, said in d.statements:
-        text = clean(said)
+        text = transcript.safe(clean(said))
         meta = {"type": kind, "title": text[:200], "created": day}
-        drafts.append((f"{FOLDERS[kind]}/{_slug(text)}", memory.compose(f"{text}\n\n{where}\n", meta, "capture")))
+        drafts.append((f"{FOLDERS[kind]}/{_slug(text)}", memory.compose(f"{text}\n\n{where}\n", meta, "capture"),
+                       text))
     return drafts, redacted
+
+
+def _already(repo: Repo, base: str, text: str, taken: set[str]) -> bool:
+    """Whether a memory named `base` or `base-N` already holds the statement `text` word for word."""
+    for candidate in itertools.chain([base], (f"{base}-{i}" for i in range(2, 1000))):
+        try:
+            norm = names.normalize(candidate)
+        except BadName:
+            return False
+        if names.collision_key(norm) not in taken:
+            return False
+        try:
+            body = memory.split(safefs.read(repo.root, names.tier_path("active", norm), 1 << 20)
+                                .decode("utf-8", "replace"), norm)[1]
+        except StrataError:  # gone from active/, too large or not a memory: not this statement
+            continue
+        if body.startswith(f"{text}\n\n"):
+            return True
+    return False
 
 
 def _where(harness: str, sid: str, first: int) -> str:
