@@ -39,9 +39,19 @@ _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 _PHRASES = re.compile(
     r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|"
     r"preceding|system)\s+(?:instructions|prompts?|rules|messages)"
-    r"|\byou\s+are\s+now\b|\bnew\s+instructions\s*:|\bsystem\s+prompt\s*:|<\s*/?\s*(?:system|assistant)\s*>",
+    r"|\byou\s+are\s+now\b|\bnew\s+instructions\s*:|\bsystem\s+prompt\s*:|<\s*/?\s*(?:system|assistant)\s*>"
+    # claims of a permission only the person at the keyboard can give, and orders to the reader
+    r"|\b(?:user|owner|admin(?:istrator)?|operator)\s+(?:has|have)\s+(?:already\s+)?(?:explicitly\s+)?"
+    r"(?:authori[sz]ed|approved|granted|permitted|allowed|consented)\s+(?:you\b|the\s+(?:agent|assistant|model)|"
+    r"\w+ing\b|to\b|it\b|this\b|that\b|full\b|all\b|access\b|permission)"
+    r"|\bfrom\s+now\s+on,?\s+(?:you|always|never)\b|\byou\s+(?:must|should)\s+now\b"
+    r"|<\|im_start\|>|\[/?INST\]",
     re.IGNORECASE)
-_PHRASE_WORDS = ("instruction", "prompt", "rules", "messages", "you are now", "system", "assistant")
+# A role label opening a line, as a chat template writes one ("SYSTEM: ..."): upper case only, as
+# "System: Linux" in a note is ordinary.
+_ROLE_LABEL = re.compile(r"(?m)^[ \t>*_-]{0,8}(?:SYSTEM|ASSISTANT|DEVELOPER)(?:\s+(?:MESSAGE|NOTE|PROMPT))?\s*:")
+_PHRASE_WORDS = ("instruction", "prompt", "rules", "messages", "you are now", "system", "assistant", "authori",
+                 "approved", "granted", "permitted", "allowed", "consented", "now on", " now", "im_start", "inst]")
 # Bounded and unambiguous (the host part cannot hold ? or #): no backtracking blow-up on hostile text.
 _DATA_IMAGE = re.compile(r"!\[[^\]\n]{0,500}\]\(\s{0,10}<?https?://[^)\s?#]{0,2048}[?#][^)\s]{0,2048}\)",
                          re.IGNORECASE)
@@ -65,7 +75,7 @@ def flags(text: str) -> list[str]:
     if _BIDI.search(text):
         found.append("bidi-control")
     lower = text.lower()  # the phrase pattern is slow on long text: look for its words first
-    if any(w in lower for w in _PHRASE_WORDS) and _PHRASES.search(text):
+    if any(w in lower for w in _PHRASE_WORDS) and (_PHRASES.search(text) or _ROLE_LABEL.search(text)):
         found.append("instruction-like-text")
     if _DATA_IMAGE.search(text):
         found.append("image-url-with-data")
