@@ -11,8 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import git, strata
 from test_agent_harness import claude_line, run_hook
+
+from conftest import git, strata
 
 TOKEN = "ghp_" + "Q7rZ2mPlX4nB8kDwT1yH" + "Q7rZ2mPlX4nB8kDw"  # assembled at run time: this file holds none
 

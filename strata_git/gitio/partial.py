@@ -24,6 +24,15 @@ def is_pruned(repo: Repo) -> bool:
         return False
 
 
+def held_blobs(repo: Repo) -> dict[str, int]:
+    """{blob id: size} of every blob this clone holds, listed from the object store (as `absent`
+    does), so that a blob a pruned clone left on its remote is never fetched by asking."""
+    out = repo.git("cat-file", "--batch-all-objects", "--unordered",
+                   "--batch-check=%(objectname) %(objecttype) %(objectsize)")
+    return {oid: int(size) for oid, kind, size in (line.split(" ") for line in out.decode().splitlines())
+            if kind == "blob"}
+
+
 def absent(repo: Repo, blobs: list[str]) -> list[str]:
     """Which of `blobs` this clone does not hold. (Asking git about a missing promised object
     either fetches it or fails, so this lists what the object store holds instead.)"""

@@ -2,9 +2,10 @@
 
 `problems()` is pure: it gets the staged changes, the staged paths and a way to
 read a blob, and returns every problem found (file, line, reason, fix). The hook
-entry (`check_staged`) gathers those inputs with three or four git calls, and
-imports the YAML parser only when a staged memory brings frontmatter text this
-clone has not validated before (the memo in the catalog).
+entry (`check_staged`) gathers those inputs with three or four git calls (and this
+clone's allowlist of secret false positives, store/allowlist.py), and imports the
+YAML parser only when a staged memory brings frontmatter text this clone has not
+validated before (the memo in the catalog).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from strata_git.core import contract, names, secrets
 from strata_git.core.config import Config
 from strata_git.errors import StrataError, too_large
 from strata_git.gitio.git import Repo
+from strata_git.store import allowlist
 
 if TYPE_CHECKING:
     from strata_git.core.memory import Memo
@@ -87,7 +89,8 @@ def _deletion_problems(changes: list[Change]) -> list[Problem]:
     return found
 
 
-def _content_problems(change: Change, data: bytes, cfg: Config, memo: Memo | None) -> list[Problem]:
+def _content_problems(change: Change, data: bytes, cfg: Config, memo: Memo | None,
+                      allow: frozenset[str]) -> list[Problem]:
     from strata_git.core import memory
 
     where = change.path
@@ -109,8 +112,9 @@ def _content_problems(change: Change, data: bytes, cfg: Config, memo: Memo | Non
         return []
     return [Problem(f"{where}:{f.line}: looks like {f.what} (rule {f.rule}); the commit would publish it",
                     "remove it, rotate the credential, and commit again; "
-                    f"mark a false positive with '{secrets.ALLOW_MARKER}' on that line")
-            for f in secrets.scan(data.decode("utf-8", "replace"))]
+                    f"mark a false positive with '{secrets.ALLOW_MARKER}' on that line, "
+                    f"or allow it in this clone with `git strata scan --allow {f.fingerprint}`")
+            for f in allowlist.check(data.decode("utf-8", "replace"), allow)]
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -141,8 +145,9 @@ def _duplicate_problems(staged_paths: list[str]) -> list[Problem]:
 
 
 def problems(changes: list[Change], staged_paths: list[str], read_blob: Callable[[str], bytes],
-             cfg: Config, memo: Memo | None = None) -> list[Problem]:
-    """Everything wrong with a commit of `changes` whose resulting index holds `staged_paths`."""
+             cfg: Config, memo: Memo | None = None, allow: frozenset[str] = frozenset()) -> list[Problem]:
+    """Everything wrong with a commit of `changes` whose resulting index holds `staged_paths`;
+    `allow`: the fingerprints of secret false positives this clone allows (allowlist.load)."""
     found: list[Problem] = []
     for change in changes:
         if change.status == "D" and change.path == config_mod.CONFIG_PATH:
@@ -161,7 +166,7 @@ def problems(changes: list[Change], staged_paths: list[str], read_blob: Callable
             error = too_large(change.path, change.size, cfg.max_memory_bytes)
             found.append(Problem(error.message, error.hint))
             continue
-        found += _content_problems(change, read_blob(change.oid), cfg, memo)
+        found += _content_problems(change, read_blob(change.oid), cfg, memo, allow)
     found += _deletion_problems(changes)
     # A name can only start to collide when a file is added to a tier.
     if any(c.status == "A" and names.split_path(c.path) for c in changes):
@@ -198,4 +203,5 @@ def check_staged(repo: Repo, cfg: Config, memo: Memo | None = None) -> tuple[lis
     staged = ""
     if any(c.status == "A" and names.split_path(c.path) for c in changes):
         staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape")
-    return problems(changes, [p for p in staged.split("\0") if p], blobs.__getitem__, cfg, memo), changes
+    allow = allowlist.load(repo) if cfg.check_secrets else frozenset()
+    return problems(changes, [p for p in staged.split("\0") if p], blobs.__getitem__, cfg, memo, allow), changes

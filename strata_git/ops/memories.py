@@ -18,11 +18,12 @@ from strata_git.gitio import safefs
 from strata_git.gitio.git import Repo
 from strata_git.ops import locate, txn
 from strata_git.ops.txn import Change
-from strata_git.store import index_md
+from strata_git.store import allowlist, index_md
 
 
-def check_content(raw: bytes, where: str, cfg: Config) -> memory.Memory:
-    """Validate content about to become a memory: size, encoding, frontmatter, secrets."""
+def check_content(raw: bytes, where: str, cfg: Config, allow: frozenset[str] = frozenset()) -> memory.Memory:
+    """Validate content about to become a memory: size, encoding, frontmatter, secrets (but for
+    the false positives whose fingerprints `allow` holds: allowlist.load)."""
     if len(raw) > cfg.max_memory_bytes:
         raise too_large(where, len(raw), cfg.max_memory_bytes)
     if not raw.strip():
@@ -31,12 +32,13 @@ def check_content(raw: bytes, where: str, cfg: Config) -> memory.Memory:
     if cfg.check_secrets:
         from strata_git.core import secrets
 
-        found = secrets.scan(raw.decode("utf-8"))
+        found = allowlist.check(raw.decode("utf-8"), allow)
         if found:
             f = found[0]
             raise BadMemory(f"{where}:{f.line}: looks like {f.what} (rule {f.rule}); refusing to store it",
                             "remove it (and rotate the credential); "
-                            f"mark a false positive with '{secrets.ALLOW_MARKER}'")
+                            f"mark a false positive with '{secrets.ALLOW_MARKER}', "
+                            f"or allow it in this clone with `git strata scan --allow {f.fingerprint}`")
     return parsed
 
 
@@ -74,7 +76,7 @@ def write(repo: Repo, cfg: Config, name: str, content: bytes, *, title: str | No
         if title is not None or tags is not None or type is not None:
             text = memory.decode(content, path) if content.strip() else ""
             content = memory.compose(text, {"title": title, "tags": tags, "type": type}, path)
-        check_content(content, path, cfg)
+        check_content(content, path, cfg, allowlist.load(repo))
         existed = tier == "active"
         txn.require_clean(repo, path, "write")
         if existed and safefs.read(repo.root, path, cfg.max_memory_bytes) == content:
@@ -182,7 +184,7 @@ def edit(repo: Repo, cfg: Config, name: str, run_editor: Callable[[str], None], 
                             + (" once the folder is moved away" if left == "dir" else ""))
         try:
             after = safefs.read(repo.root, path, cfg.max_memory_bytes)
-            check_content(after, path, cfg)
+            check_content(after, path, cfg, allowlist.load(repo))
         except (BadMemory, Refused) as e:
             raise BadMemory(e.message, f"your edit is kept in {path}; fix it and run "
                             f"`git strata edit {shown}` again, or `git checkout -- {path}` to drop it") from None

@@ -82,8 +82,10 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str,
     if run(["var", "GIT_AUTHOR_IDENT"], repo.root, check=False).returncode != 0:
         return [], [{"path": p, "reason": "git does not know who you are, so it cannot commit"} for _, p in edits]
     from strata_git.ops import guard
+    from strata_git.store import allowlist
 
     changes = _changes(repo, edits)
+    allow = allowlist.load(repo)
     staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape").split("\0")
     staged = sorted({p for p in staged if p} | {c.path for c in changes if c.status == "A"})
     blobs = dict(zip((c.oid for c in changes if c.status != "D" and c.oid),
@@ -93,7 +95,7 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str,
 
     refused: dict[str, str] = {}
     for change in changes:  # each file's own problems (names that collide are checked below, once)
-        found = guard.problems([change], [], read, cfg)
+        found = guard.problems([change], [], read, cfg, allow=allow)
         if found:
             refused[change.path] = str(found[0])
     added = {c.path for c in changes if c.status == "A"}
@@ -101,7 +103,7 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str,
         for path in sorted(set(group) & added):
             refused.setdefault(path, f"{' and '.join(group)}: names that differ only by case or accents collide")
     rest = [c for c in changes if c.path not in refused]
-    everything = guard.problems(rest, [p for p in staged if p not in refused], read, cfg)
+    everything = guard.problems(rest, [p for p in staged if p not in refused], read, cfg, allow=allow)
     if everything:  # a problem the checks above did not tie to one file: commit nothing rather than guess
         refused.update({c.path: str(everything[0]) for c in rest})
     deletions = [c for c in changes if c.status == "D" and c.path not in refused]
