@@ -109,7 +109,10 @@ INDEX_MD_TREE = "router-tree"  # the tree index.md and the catalog were last bro
 SYNC_KEPT = "sync.kept.json"  # edits a sync kept uncommitted: {path: blob it was based on}
 SYNC_COMMITTING = "sync.committing"  # pid of a sync inside `git commit`
 CAPTURE_COMMITTING = "capture.committing"  # pid of a capture inside `git commit`
+SECRETS_ALLOW = "secrets-allow"  # fingerprints of secret false positives this clone allows (allowlist.py)
 SERVE_LOCK, SERVE_PID, SERVE_LOG = "serve.lock", "serve.pid", "serve.log"  # `git strata serve`
+AGENT_LOG = "agent.log"  # a line per agent hook call: its time, or why it answered empty (agents.py)
+REBUILD_LOCK = "rebuild.lock"  # flock()ed by the rebuild an agent hook started in the background
 VERIFY_SCRATCH = "verify-"  # + pid + random: a scratch repository verifying the archive remote
 BORROW_SCRATCH = "borrow-"  # + pid + random: a scratch repository fetching archived blobs
 
