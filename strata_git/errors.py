@@ -43,6 +43,16 @@ class GitFailed(StrataError):
     """A git command failed; the message carries git's own last line."""
 
 
+class Unavailable(StrataError):
+    """Derived state cannot be read now without waiting for another process or rebuilding it
+    (only for a reader that must answer at once: see catalog.impatient); `rebuild` says whether
+    building it afresh would help."""
+
+    def __init__(self, message: str, rebuild: bool = False) -> None:
+        super().__init__(message, "run `git strata reindex`" if rebuild else "try again when that process is done")
+        self.rebuild = rebuild
+
+
 def too_large(where: str, size: int, limit: int) -> BadMemory:
     """The one wording of the size limit, wherever it is enforced."""
     return BadMemory(f"{where}: {size} bytes is over the {limit}-byte limit",

@@ -8,29 +8,41 @@ in `.mcp.json` / `~/.claude.json` (`mcpServers`); Codex hooks from codex-rs/hook
 (`hooks.json`, the same `hookSpecificOutput` shape) and `[mcp_servers.NAME]` in `config.toml`.
 
 Every hook fails open: whatever goes wrong (no repository, a held lock, a broken transcript, a
-slow disk), the harness gets a valid empty answer (`{}`, exit 0) within DEADLINE seconds and the
-reason goes to one line in `.git/strata/agent.log`, never an error that stops the session.
+slow disk, input that never ends), the harness gets a valid empty answer (`{}`, exit 0) within
+DEADLINE seconds of the process's start and the reason goes to one line in `.git/strata/agent.log`,
+never an error that stops the session. The catalog is read as it is (see catalog.impatient): a
+hook waits for no other process past its deadline and builds nothing; a missing or unreadable
+catalog is rebuilt by a process it starts in the background.
 A hook writes nothing itself: capture (PreCompact, Stop, SessionEnd) runs `git strata capture` in
 the background, which commits through the transaction or not at all.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import select
 import shlex
 import signal
 import subprocess
 import sys
 import time
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 HARNESSES = ("claude-code", "codex")
 EVENTS = {"claude-code": ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"),
           "codex": ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop")}  # Codex has no SessionEnd
 TIMEOUTS = {"SessionStart": 10, "UserPromptSubmit": 5, "PreCompact": 10, "Stop": 10, "SessionEnd": 10}
-DEADLINE = 4.0  # seconds a hook works before it answers empty: below every timeout above
+# Seconds from the process's start (the interpreter's own start included) to the answer: with the
+# answer written and the interpreter gone, a hook is done within 2 s, well below every timeout above.
+DEADLINE = 1.5
+STDIN_WAIT = 0.5  # seconds from the start that the harness's input is waited for, if it is not closed
 MAX_STDIN = 1 << 20
+# What a hook starts in the background when the catalog is missing, unreadable or far behind: what a
+# checkout's git hook runs (index.md, the catalog and the shadow index brought to the working tree
+# and HEAD, each built afresh if missing or unreadable, else only what changed is read again).
+REBUILD = ("hook", "post-checkout")
 PROMPT_HITS = 3
 PROMPT_CHARS = 800
 LOG_BYTES = 1 << 20  # agent.log is rotated past this (a line per hook call)
@@ -39,62 +51,111 @@ MARK_BEGIN = "# >>> git-strata (added by `git strata agent install`; `git strata
 MARK_END = "# <<< git-strata"
 
 
-class _Late(Exception):
+class _Late(BaseException):  # not an Exception: no `except Exception` on the way may swallow it
     pass
 
 
 # -- the hooks ----------------------------------------------------------------------------------------
 
-def hook(event: str, harness: str, memory: str | None, stdin: bytes) -> str:
+def hook(event: str, harness: str, memory: str | None, stdin: IO[bytes] | None) -> str:
     """The answer to print for one hook call (always valid JSON; the exit code is always 0)."""
-    started = time.monotonic()
+    started = _process_start()
+    until = started + DEADLINE
 
     def late(*_: Any) -> None:
         raise _Late()
 
     previous = signal.signal(signal.SIGALRM, late)
-    signal.setitimer(signal.ITIMER_REAL, DEADLINE)
     repo_dir = memory
     try:
-        payload = _payload(stdin)
-        repo_dir = memory or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None) or "."
-        out = _answer(event, harness, repo_dir, payload)
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, until - time.monotonic()))
+        try:
+            payload = _payload(*_read_input(stdin, min(until, started + STDIN_WAIT)))
+            repo_dir = memory or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None) or "."
+            out = _answer(event, harness, repo_dir, payload, until)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)  # before anything below: no alarm in a handler
     except _Late:
-        _log(repo_dir, event, f"answered empty: no answer within {DEADLINE:.0f} s")
+        log(repo_dir, event, f"answered empty: no answer within {DEADLINE} s")
         out = {}
     except BaseException as e:  # noqa: BLE001 - fail open: a hook must never stop the session
-        _log(repo_dir, event, f"answered empty: {type(e).__name__}: {getattr(e, 'message', e)}")
+        log(repo_dir, event, f"answered empty: {type(e).__name__}: {getattr(e, 'message', e)}")
         out = {}
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    _log(repo_dir, event, f"{time.monotonic() - started:.3f} s, {len(json.dumps(out))} bytes", quiet=True)
+    log(repo_dir, event, f"{time.monotonic() - started:.3f} s, {len(json.dumps(out))} bytes", quiet=True)
     return json.dumps(out, ensure_ascii=False)
 
 
-def _payload(stdin: bytes) -> dict:
+def _process_start() -> float:
+    """time.monotonic() when this process started (Linux: /proc/self/stat), so that the
+    interpreter's start counts against the deadline; now, where that cannot be told, and at most
+    a second back."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            ticks = int(f.read().rpartition(b")")[2].split()[19])  # field 22, starttime
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - min(max(age, 0.0), 1.0)
+
+
+def _read_input(stdin: IO[bytes] | None, until: float) -> tuple[bytes, bool]:
+    """(what the harness wrote, whether that is all of it): read until it closes its end, a whole
+    JSON object has come (a harness may keep stdin open), more than MAX_STDIN bytes came, or
+    `until` (time.monotonic())."""
+    try:
+        fd = stdin.fileno() if stdin is not None else -1
+    except (OSError, ValueError):
+        fd = -1
+    data = b""
+    while fd >= 0:
+        left = until - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return data, False
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:  # (what came is all there is)
+            break
+        data += chunk
+        if not chunk or len(data) > MAX_STDIN or (data.rstrip().endswith(b"}") and _whole(data)):
+            break
+    return data, True
+
+
+def _whole(data: bytes) -> bool:
+    try:
+        return isinstance(json.loads(data.decode("utf-8")), dict)
+    except ValueError:
+        return False
+
+
+def _payload(stdin: bytes, ended: bool = True) -> dict:
     if len(stdin) > MAX_STDIN:
         raise ValueError(f"hook input of {len(stdin)} bytes (more than {MAX_STDIN})")
+    if not ended and stdin.strip() and not _whole(stdin):
+        raise ValueError(f"the harness's input was still open after {STDIN_WAIT} s, and the {len(stdin)} bytes "
+                         "that came are not a whole JSON object")
     data = json.loads(stdin.decode("utf-8")) if stdin.strip() else {}
     if not isinstance(data, dict):
         raise ValueError("hook input is not a JSON object")
     return data
 
 
-def _answer(event: str, harness: str, repo_dir: str, payload: dict) -> dict:
+def _answer(event: str, harness: str, repo_dir: str, payload: dict, until: float) -> dict:
     from strata_git.app.vault import Vault
+    from strata_git.errors import Unavailable
 
-    if event == "SessionStart":
+    if event in ("SessionStart", "UserPromptSubmit"):
         vault = Vault.open(repo_dir)
-        source = payload.get("source") if payload.get("source") in ("startup", "resume", "clear", "compact") \
-            else "startup"
-        return _context_answer(event, session_start(vault, source))
-    if event == "UserPromptSubmit":
-        vault = Vault.open(repo_dir)
-        prompt = payload.get("prompt")
-        if not vault.cfg.agent_prompt_hints or not isinstance(prompt, str):
+        try:
+            with vault.impatient(until):
+                return _context(event, vault, payload)
+        except Unavailable as e:  # the catalog is locked, missing or far behind: never waited for or built here
+            why = f"{e.message}; {_rebuild_in_background(vault.repo)}" if e.rebuild else e.message
+            log(repo_dir, event, f"answered empty: {why}")
             return {}
-        return _context_answer(event, prompt_hints(vault, prompt))
     if event in ("PreCompact", "Stop", "SessionEnd"):
         if event == "Stop" and payload.get("stop_hook_active") is True:
             return {}
@@ -105,6 +166,18 @@ def _answer(event: str, harness: str, repo_dir: str, payload: dict) -> dict:
             _capture_in_background(repo_dir, transcript, session if isinstance(session, str) else None)
         return {}
     raise ValueError(f"unknown event {event!r}")
+
+
+def _context(event: str, vault, payload: dict) -> dict:
+    """SessionStart's boot context, or UserPromptSubmit's hints."""
+    if event == "SessionStart":
+        source = payload.get("source") if payload.get("source") in ("startup", "resume", "clear", "compact") \
+            else "startup"
+        return _context_answer(event, session_start(vault, source))
+    prompt = payload.get("prompt")
+    if not vault.cfg.agent_prompt_hints or not isinstance(prompt, str):
+        return {}
+    return _context_answer(event, prompt_hints(vault, prompt))
 
 
 def _context_answer(event: str, text: str) -> dict:
@@ -141,24 +214,58 @@ def prompt_hints(vault, prompt: str) -> str:
 
 
 def _capture_in_background(repo_dir: str, transcript: str, session: str | None) -> None:
-    """`git strata capture` detached: the harness does not wait for it, and a kill of the harness
-    does not kill it (it commits whole or not at all, and resumes from its watermark)."""
+    """`git strata capture` detached: it commits whole or not at all, and resumes from its watermark."""
     args = [_exe(), "capture", "--log", transcript]  # the format is told by the transcript's first line
     if session:
         args += ["--session", session]
-    with open(os.devnull, "rb") as devnull:
-        subprocess.Popen(args, cwd=repo_dir, stdin=devnull, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
+    _detached(args, repo_dir)
 
 
-def _log(repo_dir: str | None, event: str, text: str, quiet: bool = False) -> None:
-    """One line in .git/strata/agent.log (or stderr when there is no repository to log in)."""
-    line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {event}: {text}\n"
+def _rebuild_in_background(repo) -> str:
+    """Start REBUILD detached, unless another git-strata process holds the repository lock (a
+    janitor, a capture, a reindex: most bring the catalog up to date before they let go, and a
+    rebuild would wait for it; a later hook starts one if it is still needed) or the rebuild a hook
+    started last still runs: that one holds REBUILD_LOCK (an flock, which the kernel lets go when
+    the process ends), so twenty hooks start one rebuild. What happened, for the log."""
+    from strata_git.core import contract
+    from strata_git.ops import txn
+
+    if txn.held(repo):
+        return "another git-strata process holds the repository lock: no rebuild is started before it lets go"
+    fd = os.open(os.path.join(repo.state_dir(), contract.REBUILD_LOCK), os.O_RDWR | os.O_CREAT, 0o644)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        pid = _detached([_exe(), *REBUILD], repo.root, keep=fd)  # the rebuild holds the lock from here on
+    except BlockingIOError:
+        return "a rebuild a hook started is still running"
+    except OSError as e:
+        return f"could not start a rebuild ({e})"
+    finally:
+        os.close(fd)
+    return f"rebuilding it in the background (pid {pid}, `git strata {' '.join(REBUILD)}`)"
+
+
+def _detached(args: list[str], cwd: str, keep: int | None = None) -> int:
+    """Start `args` in a session of its own, its pid: the harness does not wait for it, and a kill
+    of the harness does not kill it. `keep`: a descriptor it inherits (and a lock with it)."""
+    with open(os.devnull, "rb") as devnull:
+        return subprocess.Popen(args, cwd=cwd, stdin=devnull, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True, pass_fds=() if keep is None else (keep,)).pid
+
+
+def log(repo_dir: str | None, event: str, text: str, quiet: bool = False) -> None:
+    """One line in .git/strata/agent.log (or stderr when there is no repository to log in): every
+    character that could end or forge a line (in a path, a message, the event name) is escaped."""
+    from strata_git.core.entries import shown
+
+    said = shown(f"{event}: {text}").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {said}\n"
+    try:
+        from strata_git.core.contract import AGENT_LOG
         from strata_git.gitio.git import discover
 
         repo = discover(repo_dir or ".")
-        path = os.path.join(repo.state_dir(), "agent.log")
+        path = os.path.join(repo.state_dir(), AGENT_LOG)
         if os.path.exists(path) and os.path.getsize(path) > LOG_BYTES:  # one older log is kept beside it
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as f:

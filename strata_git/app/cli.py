@@ -450,7 +450,7 @@ def _scan_text(r) -> str:
 
     for number, step in enumerate(advice(r.findings), start=1):
         lines += ["", "what to do:"] if number == 1 else []
-        lines += [f"{number}. {step.text}", *(f"     {command}" for command in step.commands)]
+        lines += [f"{number}. {step.text}", *(f"     {shown(command)}" for command in step.commands)]
     return "\n".join(lines)
 
 
@@ -674,10 +674,7 @@ def run_agent_hook(args: list[str]) -> int:
     event = args[0] if args else ""
     options = dict(zip(args[1::2], args[2::2], strict=False))
     harness = options.get("--harness", "claude-code")
-    try:
-        stdin = sys.stdin.buffer.read(agents.MAX_STDIN + 1)
-    except OSError:
-        stdin = b""
+    stdin = sys.stdin.buffer if sys.stdin is not None else None  # read within the hook's deadline
     print(agents.hook(event, harness if harness in agents.HARNESSES else "claude-code", options.get("--memory"), stdin))
     return 0
 
@@ -693,7 +690,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         if args.log:
             from strata_git.app import agents
 
-            agents._log(vault.repo.root, "capture", redact(f"{shown(args.transcript)}: made no progress: "
+            agents.log(vault.repo.root, "capture", redact(f"{shown(args.transcript)}: made no progress: "
                                                            f"{getattr(e, 'message', None) or type(e).__name__}"))
         raise
     if r.lines is None:
@@ -711,7 +708,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
     if args.log:
         from strata_git.app import agents
 
-        agents._log(vault.repo.root, "capture", text.replace("\n", "; "))
+        agents.log(vault.repo.root, "capture", text.replace("\n", "; "))
     _emit(args, r.as_dict(), text)
     return 0
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from strata_git.core import config, names
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch
     from strata_git.ops import janitor
     from strata_git.ops.reading import Read
+    from strata_git.ops.scan import Report as ScanReport
     from strata_git.ops.txn import Change
 
 
@@ -141,6 +143,14 @@ class Vault:
         return search.search(self.repo, query, tier=tier, type=type, limit=limit, rank=rank,
                              max_bytes=self.cfg.max_memory_bytes, watch=self.watch)
 
+    def impatient(self, until: float) -> AbstractContextManager[None]:
+        """For a caller that must answer by `until` (time.monotonic(); the agent hooks): within the
+        block, `search` and `context` read the catalog as it is and never wait past `until` for
+        another process, nor build it; errors.Unavailable says why not (see catalog.impatient)."""
+        from strata_git.store import catalog
+
+        return catalog.impatient(until)
+
     def watch_files(self) -> None:
         """For a long-running process: learn which memories changed from the OS (inotify) instead
         of a stat of every file before each search (see watch.py)."""
@@ -185,6 +195,20 @@ class Vault:
         if tier is None:
             raise locate.not_found(self.repo, norm)
         return audit.why(self.repo, self.cfg, tier, norm, int(time.time()) if now is None else now)
+
+    def scan(self, progress: Callable[[int, int], None] | None = None) -> ScanReport:
+        """Secrets in the history of every ref, but for the false positives this clone allows
+        (see ops/scan.py); nothing is changed."""
+        from strata_git.ops import scan
+        from strata_git.store import allowlist
+
+        return scan.scan(self.repo, allowlist.load(self.repo), progress=progress)
+
+    def allow_secret(self, fingerprints: list[str]) -> list[str]:
+        """Add fingerprints of secret false positives to this clone's allowlist; those new to it."""
+        from strata_git.store import allowlist
+
+        return allowlist.add(self.repo, fingerprints)
 
     # -- the strata ---------------------------------------------------------------------------------
 

@@ -362,5 +362,10 @@ def discover(path: str = ".") -> Repo:
     if proc.returncode != 0:
         raise NotFound(f"{os.path.abspath(path)} is not inside a git repository",
                        "run `git strata init` to make it a memory repository")
-    root, git_dir = proc.stdout.decode().splitlines()[:2]
+    lines = proc.stdout.decode().split("\n")
+    if len(lines) == 3:  # "root\ngit dir\n": the usual case, one git process
+        return Repo(root=lines[0], git_dir=lines[1])
+    # A newline in a path: each asked for alone, its one trailing newline taken off.
+    root, git_dir = (run(["rev-parse", flag], path).stdout.decode()[:-1]
+                     for flag in ("--show-toplevel", "--absolute-git-dir"))
     return Repo(root=root, git_dir=git_dir)

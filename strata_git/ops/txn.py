@@ -301,6 +301,18 @@ def locked(repo: Repo, wait: float = LOCK_WAIT) -> Iterator[str]:
         os.close(fd)
 
 
+def held(repo: Repo) -> bool:
+    """Whether another process holds the repository lock now (this one only looks: it keeps nothing)."""
+    fd = os.open(_state_path(repo, contract.LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing lets go of it if it was taken
+    return False
+
+
 def commit(repo: Repo, paths: list[str], stage: Callable[[], None], subject: str, trailers: dict[str, str],
            restore: bool = True, agent: str | None = None) -> str:
     """Stage with `stage()`, then commit exactly `paths` (nothing else a user staged rides along);

@@ -7,6 +7,10 @@ a scan of thousands of memories parses only the files that changed, and a hook
 that knows which files a commit touches updates just those rows. The database is
 derived state: a different schema version or any corruption deletes and rebuilds
 it. Symlinks and special files are never followed; they are reported as strays.
+
+A reader that must answer at once (an agent hook) reads it inside `impatient()`: as it is,
+waiting for another process's lock only until its deadline, and never creating, resetting or
+rebuilding it (each raises errors.Unavailable instead).
 """
 
 from __future__ import annotations
@@ -16,16 +20,18 @@ import json
 import os
 import sqlite3
 import stat
+import time
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, NamedTuple
 
 from strata_git.core import contract
 from strata_git.core.entries import Entry, Scan, clean
 from strata_git.core.memory import UNSAFE_TO_DISPLAY
 from strata_git.core.names import SUFFIX, TIERS, refusal
-from strata_git.errors import StrataError
+from strata_git.errors import StrataError, Unavailable
 from strata_git.gitio.git import Repo
 
 if TYPE_CHECKING:
@@ -72,6 +78,65 @@ CREATE TABLE live_docs (id INTEGER PRIMARY KEY, cols BLOB NOT NULL);
 CREATE VIRTUAL TABLE docs_vocab USING fts5vocab(docs, 'row');
 """
 SEARCHED = ("active", "cooled")  # indexed from disk; archive/ from its records, present or pruned
+
+
+class _Patience(NamedTuple):
+    until: float  # time.monotonic() by which the reader has to be done
+    most: int  # memories it may read to bring the rows up to date
+
+
+_PATIENCE: ContextVar[_Patience | None] = ContextVar("catalog_patience", default=None)
+HOOK_READS = 200  # memories an impatient reader parses at most: about 0.4 s (2 cores, bench/hook_deadline.py)
+
+
+@contextmanager
+def impatient(until: float, most: int = HOOK_READS) -> Iterator[None]:
+    """Within the block the catalog is read as it is and brought up to date in place, but another
+    process's lock is waited for only until `until` (time.monotonic()), and a missing, unreadable or
+    other-version file, or rows more than `most` memories behind, raise Unavailable instead of being
+    created, reset or rebuilt here: that is left to a process with the time (the agent hooks)."""
+    token = _PATIENCE.set(_Patience(until, most))
+    try:
+        yield
+    finally:
+        _PATIENCE.reset(token)
+
+
+def affordable(count: int, what: str) -> None:
+    """Raise Unavailable inside `impatient()` when bringing `what` up to date means reading `count`
+    memories, more than it allows."""
+    patience = _PATIENCE.get()
+    if patience is not None and count > patience.most:
+        raise Unavailable(f"{what} is {count} memories behind, more than a hook reads in its time", rebuild=True)
+
+
+def _open_as_is(path: str, patience: _Patience) -> sqlite3.Connection:
+    """The catalog as it is (never created), waiting for a lock only until the deadline."""
+    import urllib.parse
+
+    if not os.path.isfile(path):
+        raise Unavailable("the catalog is missing", rebuild=True)
+    wait = max(0.0, patience.until - time.monotonic() - 0.1)  # given up just before: the reason is told
+    try:
+        db = sqlite3.connect(f"file:{urllib.parse.quote(path)}?mode=rw", uri=True, timeout=wait)
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError as e:
+        raise unavailable(e) from None
+    if version != SCHEMA_VERSION:
+        db.close()
+        raise Unavailable("the catalog is being created" if version == 0 else
+                          f"the catalog is of another version ({version}, not {SCHEMA_VERSION})", rebuild=True)
+    return db
+
+
+def unavailable(e: sqlite3.DatabaseError) -> Unavailable:
+    """What an impatient reader is told instead of `e`."""
+    if corrupt(e):
+        return Unavailable(f"the catalog is unreadable ({e})", rebuild=True)
+    if "locked" in str(e) or "busy" in str(e):
+        return Unavailable("another process holds the catalog's lock (a reindex, a janitor, a capture or a "
+                           "command bringing it up to date)")
+    return Unavailable(f"the catalog cannot be read ({e})")
 
 
 def _open(path: str) -> sqlite3.Connection:
@@ -133,8 +198,14 @@ def reset(repo: Repo) -> None:
 
 @contextmanager
 def connect(repo: Repo) -> Iterator[sqlite3.Connection]:
-    """The catalog database in one transaction; rebuilt empty if missing, of another version or unreadable."""
+    """The catalog database in one transaction; rebuilt empty if missing, of another version or
+    unreadable (inside `impatient()`: as it is, or Unavailable)."""
     path = os.path.join(repo.state_dir(), contract.CATALOG)
+    patience = _PATIENCE.get()
+    if patience is not None:
+        with _as_is(path, patience) as db:
+            yield db
+        return
     for attempt in range(3):
         try:
             db = _open(path)
@@ -151,6 +222,18 @@ def connect(repo: Repo) -> Iterator[sqlite3.Connection]:
     try:
         with db:
             yield db
+    finally:
+        db.close()
+
+
+@contextmanager
+def _as_is(path: str, patience: _Patience) -> Iterator[sqlite3.Connection]:
+    db = _open_as_is(path, patience)
+    try:
+        with db:
+            yield db
+    except sqlite3.DatabaseError as e:  # a lock held past the deadline, or corruption a query found
+        raise unavailable(e) from None
     finally:
         db.close()
 
@@ -287,11 +370,13 @@ def reinsert_live(db: sqlite3.Connection) -> None:
 
 
 def entries(db: sqlite3.Connection, tier: str | None = None, folder: str | None = None) -> list[Entry]:
-    """Entries from the database, sorted by tier then name; optionally one folder."""
+    """Entries from the database, sorted by tier then name; optionally one tier, or one folder of it."""
     query = "SELECT tier, name, size, title, type, tags, problem FROM memories"
     args: tuple = ()
     if tier is not None:
-        query, args = query + " WHERE tier = ? AND folder = ?", (tier, folder)
+        query, args = query + " WHERE tier = ?", (tier,)
+        if folder is not None:
+            query, args = query + " AND folder = ?", (tier, folder)
     found = [Entry(t, n, s, ti, k, tuple(g.split(TAG_SEP)) if g else (), p)
              for t, n, s, ti, k, g, p in db.execute(query, args)]
     found.sort(key=lambda e: (_ORDER[e.tier], e.name))
@@ -328,8 +413,9 @@ def rescan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: 
             _walk(repo.root, tier, found, strays)
     known = _known(db, tiers)
     memo = FrontmatterMemo(db)
-    changed = [_row(repo.root, rel, info, limit, memo) for rel, info in found
-               if known.get(rel) != (info.st_size, info.st_mtime_ns, info.st_ino)]
+    stale = [(rel, info) for rel, info in found if known.get(rel) != (info.st_size, info.st_mtime_ns, info.st_ino)]
+    affordable(len(stale), "the catalog")
+    changed = [_row(repo.root, rel, info, limit, memo) for rel, info in stale]
     gone = known.keys() - {rel for rel, _ in found} if len(found) != len(known) or changed else set()
     if not changed and not gone:
         return strays

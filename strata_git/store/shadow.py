@@ -208,6 +208,7 @@ def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     than recomputing each archived row's values to delete it, and it leaves no deleted data."""
     refs = records.refs(repo) if refs is None else refs
     archived = _archived(repo, head) if head else {}
+    catalog.affordable(len(archived), "the shadow index")
     made, warnings = _made(repo, archived, head, refs, _commits(repo, head, list(archived)) if head else {})
     db.execute("INSERT INTO docs (docs) VALUES ('delete-all')")
     db.execute("DELETE FROM archived")
@@ -236,6 +237,7 @@ def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[
         gone.append(c.path)
         if c.status != "D" and c.new_mode != "160000":
             added[c.path] = c.new_oid
+    catalog.affordable(len(added), "the shadow index")
     made, warnings = _made(repo, added, new, refs, _commits(repo, f"{old}..{new}", list(added)) if added else {})
     _delete(repo, db, gone)
     _insert(db, made)
@@ -249,6 +251,7 @@ def _upgrade(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     """New records arrived (a sync, a reindex): rebuild the rows that lacked one."""
     rows = db.execute("SELECT path, blob, commit_id FROM archived WHERE source != 'record'").fetchall()
     lacking, commits = {p: b for p, b, _ in rows}, {p: c for p, _, c in rows}
+    catalog.affordable(len(lacking), "the shadow index")
     if lacking:
         made, warnings = _made(repo, lacking, head, refs, commits)
         better = [(r, body) for r, body in made if r.source == "record"]
