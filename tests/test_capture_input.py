@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from test_agent_harness import claude_line, run_hook
+from test_secrets import BODY
 
 from conftest import git, strata
 
@@ -211,3 +212,32 @@ def test_a_captured_task_that_claims_a_permission_is_flagged_in_the_boot_context
     context = answer["hookSpecificOutput"]["additionalContext"]
     block = next(b for b in context.split("<<memory ")[1:] if "authorized deleting" in b)
     assert "flags=instruction-like-text" in block.split("\n")[0]
+
+
+KEY_BODY = BODY  # two lines of a key's body, from the rules' own tests
+WHSEC = "whsec_" + "Q7rZ2mPlX4nB8kDwT1yHq9Vc3LeS0aJu"
+HEX = "9f86d081884c7d659a2feaa0c55ad015"
+
+
+def test_secrets_in_blocks_backticks_and_past_the_cut_never_reach_history(mem: Path, tmp_path: Path):
+    """What the corpus found capture letting through: a key block in the first prompt (the title),
+    a command in backticks, a command run through Bash, and a token that a 200-character cut
+    would have halved before the rules could see it whole."""
+    block = "\n".join(["-----BEGIN RSA " + "PRIVATE KEY-----", *KEY_BODY, "-----END RSA " + "PRIVATE KEY-----"])
+    service_account = '{"type": "service_account", "private_key_id": "' + HEX + HEX[:8] + '", "private_key": "' \
+        + block.replace("\n", "\\n") + '\\n"}'
+    long_token = "ghp_" + "Q7rZ2mPlX4nB8kDwT1yH" + "Q7rZ2mPlX4nB8kDw"
+    bash = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": f"mysql -u root -p{HEX[:14]}x!"}}
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(claude_line("user", f"here is the deploy key:\n{block}\nuse it for the box")
+                          + claude_line("user", f"run `export STRIPE_WEBHOOK_SECRET={WHSEC}` then the account: "
+                                                f"{service_account}")
+                          + claude_line("user", "x" * 190 + " " + long_token)
+                          + claude_line("assistant", [{"type": "text", "text": f"Done. DD_API_KEY={HEX} is set."},
+                                                      bash]))
+    report = capture(mem, transcript)
+    assert report["lines"] == [1, 4] and report["redacted"] >= 5
+    history = git(mem, "log", "-p", "--all", "--format=%H%n%B").stdout.decode()
+    for secret in [*KEY_BODY, WHSEC[6:], HEX, HEX[:14], long_token[4:20]]:
+        assert secret[:16] not in history, secret
+    assert "[redacted: private-key]" in history

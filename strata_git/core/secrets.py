@@ -22,9 +22,7 @@ skipped, for the rare false positive.
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from typing import NamedTuple
 
 ALLOW_MARKER = "strata:allow-secret"
@@ -40,12 +38,13 @@ _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
 _RULES: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("private-key", "a private key block", ("PRIVATE KEY",),
      r"-----BEGIN[ A-Z0-9]*PRIVATE KEY( BLOCK)?-----"),
+    ("putty-key", "a PuTTY private key", ("PuTTY-User-Key-File-",), r"PuTTY-User-Key-File-\d+:"),
     ("aws-access-key", "an AWS access key id", ("AKIA", "ASIA", "ABIA", "ACCA"),
      r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
     ("github-token", "a GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b"),
     ("gitlab-token", "a GitLab token", ("glpat-", "glptt-", "gldt-", "glrt-"),
-     r"\bgl(?:pat|ptt|dt|rt)-[A-Za-z0-9_-]{20,}"),
+     r"\bgl(?:pat|ptt|dt|rt)-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{5,12}\b)?"),
     ("slack-token", "a Slack token or webhook", ("xox", "hooks.slack.com"),
      r"\bxox[abposr]-[A-Za-z0-9-]{10,}|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"),
     ("anthropic-key", "an Anthropic API key", ("sk-ant-",),
@@ -56,7 +55,11 @@ _RULES: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("jwt", "a JSON Web Token", ("eyJ",),
      r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     ("url-password", "a URL with a password", ("://",),
-     r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@]+:(?P<value>[^\s/@]{3,})@[^\s/@]+"),
+     r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@]{0,128}:(?P<value>[^\s/]{3,256}?)@[\w.-]+(?=[:/?#\s\"'`]|$)"),
+    ("url-query-secret", "a secret in a URL's query", ("=",),
+     r"(?i)[?&;](?:api[_-]?key|apikey|app[_-]?id|app[_-]?key|access[_-]?(?:token|key)|auth[_-]?token|private[_-]?token"
+     r"|secret[_-]?key|token|key|secret"
+     r"|client[_-]?secret|sig|signature|password|pwd|passwd|auth)=(?P<value>[^&\s#\"'<>`]{8,1024})"),
     ("stripe-key", "a Stripe secret or restricted key", ("k_live_", "k_test_"),
      r"\b[rs]k_(?:live|test)_[0-9a-zA-Z]{20,247}\b"),
     ("google-api-key", "a Google API key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
@@ -89,26 +92,17 @@ _RULES: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("basic-auth-header", "a basic-auth header", ("asic", "ASIC"),
      r"(?i)\bauthorization:[ \t]*basic[ \t]+[A-Za-z0-9+/]{12,}={0,2}"),
 )
-_KEYWORDS = ("key", "secret", "token", "passw", "pwd", "credential")
-# keyword, a few more name characters, `=` or `:`, then a value that is one whole token.
-# Quantifiers are bounded so that no line can make the search quadratic.
-_ASSIGNMENT = (
-    r"(?i)(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|access[_-]?key|auth[_-]?key|private[_-]?key|credential)"
-    r"[\w-]{0,24}[\"']?\s{0,4}[:=]\s{0,4}[\"']?(?P<value>[A-Za-z0-9_\-+/=.~]{16,256})(?=[\"'\s,;)]|$)")
-# A password in quotes, symbols and all: `password = 'Xk9#mQ2$vL7@pR4!'`.
-_QUOTED_PASSWORD = (r"(?i)(?:passw(?:or)?d|passphrase|pwd|secret)[\w-]{0,24}[\"']?\s{0,4}[:=]\s{0,4}"
-                    r"(?P<q>[\"'])(?P<value>[^\"'\s]{8,128})(?P=q)")
 # Whole values that are obviously not secrets; and AWS's documented example keys.
 _PLACEHOLDER = (r"^(?:x{3,}|\*{3,}|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|changeme|password|redacted|none|null"
                 r"|(?:your|my|an?|the|example|sample|dummy|fake|test)[-_]?(?:api[-_]?)?"
-                r"(?:key|token|secret|password|pass)(?:[-_]?here)?)$")
-# A key named for an id, a hash or a checksum holds one: `token_id = <uuid>`, `token_hash: <md5>`.
-_NAMES_A_DIGEST = re.compile(r"(?i)(?:id|ids|hash|sha\d*|md5|digest|checksum|fingerprint|uuid)[\"']?\s{0,4}[:=]")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-# Values that name something rather than hold it: dotted paths (settings.API_KEY),
-# environment-variable names, file paths.
-_NOT_A_VALUE = r"^(?:[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+|[A-Z][A-Z0-9_]*|[./~].*)$"
-ENTROPY_THRESHOLD = 3.5
+                r"(?:key|token|secret|password|pass)(?:[-_]?here)?|user|username|pass|pw|pwd|passwd|secret)$")
+# Words after which a value can hold a credential: the context rules (credentials.py) run only
+# on lines holding one, or a flag they know.
+_CONTEXT_WORDS = ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth", "bearer", "seed", "psk", "sig",
+                  "licen", "webhook", "dsn", "pat", "salt", "otp", "2fa", "mfa", "sas", "ppk", "login", " -", "--")
+_VALUED = ("url-password", "url-query-secret")  # rules whose `value` group is the secret
+_CONTEXT = {"generic-secret": "a high-entropy secret named a key, token or secret",
+            "password": "a password", "aws-secret-key": "an AWS secret access key"}
 
 
 class Finding(NamedTuple):
@@ -117,25 +111,27 @@ class Finding(NamedTuple):
     line: int
 
 
-def entropy(value: str) -> float:
-    """Shannon entropy in bits per character."""
-    counts = Counter(value)
-    return -sum(c / len(value) * math.log2(c / len(value)) for c in counts.values())
-
-
 def _placeholder(value: str) -> bool:
-    return re.match(_PLACEHOLDER, value, re.IGNORECASE) is not None or "EXAMPLE" in value
+    return re.match(_PLACEHOLDER, value, re.IGNORECASE) is not None or "EXAMPLE" in value \
+        or re.search(r"(?i)x{6,}|\*{4,}", value) is not None
+
+
+def _rules():
+    """git-strata's own prefix rules, then the issuers' (issuers.py)."""
+    from strata_git.core import issuers
+
+    return _RULES + issuers.RULES
 
 
 def _line_findings(line: str, number: int) -> list[Finding]:
     found = []
-    for rule, what, literals, pattern in _RULES:
+    for rule, what, literals, pattern in _rules():
         if not any(literal in line for literal in literals):
             continue
         match = re.search(pattern, line)  # re caches compiled patterns
-        if match and not (rule == "url-password" and _placeholder(match.group("value"))) \
-                and "EXAMPLE" not in match.group():
+        if match and _counts(rule, match):
             found.append(Finding(rule, what, number))
+            break
     if not found and (_TOKENISH.search(line) or "PRIVATE KEY" in line or "PuTTY" in line):
         lowered = line.lower()
         for rule, what, literals, pattern in _maintained_rules():
@@ -147,51 +143,31 @@ def _line_findings(line: str, number: int) -> list[Finding]:
                 found.append(Finding(rule, what, number))
                 break
     if not found:
-        assigned = next(_assigned(line), None)
-        if assigned:
-            found.append(Finding(assigned[2], _ASSIGNED[assigned[2]], number))
+        context = next(_in_context(line), None)
+        if context:
+            found.append(Finding(context[2], _CONTEXT[context[2]], number))
     return found
 
 
-_ASSIGNED = {"generic-secret": "a high-entropy secret assigned to a key, token or password",
-             "password": "a password assigned in quotes"}
 _WORDLIKE = ("artifactory-credentials", "twilio-api-key")  # their patterns also match plain words and ids
 
 
 def _real(rule: str, token: str) -> bool:
     """Whether a maintained rule's match is a credential: not AWS's example, and for the rules
     whose shape ordinary words take too (`APEXintegration`), random enough to hold a digit."""
-    return "EXAMPLE" not in token and (rule not in _WORDLIKE or any(c.isdigit() for c in token))
+    return not _placeholder(token) and (rule not in _WORDLIKE or any(c.isdigit() for c in token))
 
 
-def _assigned(line: str):
-    """(start, end, rule) of each value assigned to a key, token, secret or password that looks
-    like a credential, in `line`."""
+def _in_context(line: str):
+    """(start, end, rule) of each value `line` gives a credential by its name (credentials.py)."""
+    from strata_git.core import credentials
+
     lowered = line.lower()
-    if any(k in lowered for k in _KEYWORDS):
-        for match in re.finditer(_ASSIGNMENT, line):
-            if _secret_like(match.group("value")) and not _a_digest(line, match):
-                yield match.start("value"), match.end("value"), "generic-secret"
-    if any(k in lowered for k in ("passw", "pwd", "secret", "passphrase")):
-        for match in re.finditer(_QUOTED_PASSWORD, line):
-            value = match.group("value")
-            if not _placeholder(value) and re.match(_NOT_A_VALUE, value) is None and entropy(value) >= 3.0 \
-                    and sum(map(bool, (re.search(r"[a-zA-Z]", value), re.search(r"\d", value),
-                                       re.search(r"[^\w]", value)))) >= 2:
-                yield match.start("value"), match.end("value"), "password"
+    if any(word in lowered for word in _CONTEXT_WORDS) or _FORTY.search(line) or ":" in line:
+        yield from credentials.values(line)
 
 
-def _a_digest(line: str, match: re.Match) -> bool:
-    """Whether the value is an id or a digest that merely sits beside a keyword (`token_id`)."""
-    value = match.group("value")
-    return bool(_UUID.match(value) or _NAMES_A_DIGEST.search(match.group(0)[: match.start("value") - match.start()]))
-
-
-def _secret_like(value: str) -> bool:
-    """A random-looking credential: letters and digits, high entropy, not a name or a placeholder."""
-    return (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-            and entropy(value) >= ENTROPY_THRESHOLD and not _placeholder(value)
-            and re.match(_NOT_A_VALUE, value) is None)
+_FORTY = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")  # AWS's secret key shape
 
 
 # A line is matched in pieces of at most PIECE characters, each overlapping the next by OVERLAP,
@@ -215,24 +191,90 @@ def redact(text: str, mark: str = "[{rule}]") -> str:
     A line over PIECE characters that holds one is replaced whole."""
     out = []
     compiled: list[tuple[str, str, re.Pattern]] | None = None  # detect-secrets' rules, compiled once if needed
-    for line in _INVISIBLE.sub("", text).split("\n"):
+    text = _INVISIBLE.sub("", text)
+    if "PRIVATE KEY" in text or "PuTTY-User-Key-File-" in text:
+        text = _blocks(text, mark)
+    for line in text.split("\n"):
         if len(line) > PIECE or _SPACES.search(line):
             found = _line_findings(line, 0) if len(line) <= PIECE else [f for p in _pieces(line)
                                                                           for f in _line_findings(p, 0)]
             out.append(mark.format(rule=found[0].rule) if found else line)
             continue
-        for rule, _, literals, pattern in _RULES:
-            if any(literal in line for literal in literals):
-                line = re.sub(pattern, lambda m, r=rule: m.group() if "EXAMPLE" in m.group() else mark.format(rule=r),
-                              line)
-        if _TOKENISH.search(line) or "PRIVATE KEY" in line or "PuTTY" in line:
-            compiled = maintained() if compiled is None else compiled
-            for rule, _, pattern in compiled:
-                line = pattern.sub(lambda m, r=rule: mark.format(rule=r) if _real(r, m.group()) else m.group(), line)
-        for start, end, rule in sorted(_assigned(line), reverse=True):
+        compiled = compiled if compiled is not None or not _TOKENISH.search(line) else maintained()
+        for start, end, rule in reversed(_merged(_spans(line, compiled or []))):
             line = line[:start] + mark.format(rule=rule) + line[end:]
         out.append(line)
     return "\n".join(out)
+
+
+def _spans(line: str, compiled: list[tuple[str, str, re.Pattern]]) -> list[tuple[int, int, str]]:
+    """(start, end, rule) of every secret in `line`, by every rule, all read from the line as it is."""
+    found = []
+    for rule, _, literals, pattern in _rules():
+        if any(literal in line for literal in literals):
+            for m in re.finditer(pattern, line):
+                if _counts(rule, m):
+                    found.append((*m.span("value" if rule in _VALUED else 0), rule))
+    for rule, _, pattern in compiled:
+        found += [(*m.span(), rule) for m in pattern.finditer(line) if _real(rule, m.group())]
+    return found + list(_in_context(line))
+
+
+def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Overlapping spans as one (the rule of the first), in order."""
+    out: list[tuple[int, int, str]] = []
+    for start, end, rule in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]), out[-1][2])
+        else:
+            out.append((start, end, rule))
+    return out
+
+
+_BLOCK = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:")
+_BLOCK_END = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|Private-MAC: *[0-9a-fA-F]{0,128}")
+# What follows a key's header line: base64, armour headers (`Proc-Type: ...`, `Comment: ...`), blank lines.
+_KEY_MATERIAL = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]{16,}|[A-Za-z][\w-]{0,30}: .{0,200}|=[A-Za-z0-9+/]{4}|)[ \t]*")
+BLOCK_BYTES = 64 * 1024  # a footer further than this from its header is not looked for
+
+
+def _blocks(text: str, mark: str) -> str:
+    """`text` with each private key block replaced whole by one mark: from its header to its footer,
+    on the same line (a JSON string, a summary's one line) or a later one; with no footer, the rest
+    of the header's line and the lines of key material under it."""
+    out, at = [], 0
+    for start in _BLOCK.finditer(text):
+        if start.start() < at:
+            continue  # inside a block already replaced
+        rule = "putty-key" if start.group().startswith("PuTTY") else "private-key"
+        end = _BLOCK_END.search(text, start.end(), start.end() + BLOCK_BYTES)
+        if end:
+            stop = end.end()
+        else:
+            stop = text.find("\n", start.end())
+            stop = len(text) if stop == -1 else stop
+            while stop < len(text):
+                following = text.find("\n", stop + 1)
+                following = len(text) if following == -1 else following
+                if not _KEY_MATERIAL.fullmatch(text, stop + 1, following):
+                    break
+                stop = following
+        out += [text[at:start.start()], mark.format(rule=rule)]
+        at = stop
+    return "".join(out) + text[at:]
+
+
+def _counts(rule: str, match: re.Match) -> bool:
+    """Whether a rule's match is a secret: not a placeholder; for a URL's query, random-looking."""
+    if rule not in _VALUED:
+        return not _placeholder(match.group())
+    from strata_git.core import credentials
+
+    value = match.group("value")
+    if rule == "url-password":  # `guest:guest@`, `admin:admin@`: a local default, not a secret
+        user = match.group()[match.group().index("://") + 3: match.start("value") - match.start() - 1]
+        return not _placeholder(value) and value.lower() not in (user.lower(), "guest", "admin", "root", "test")
+    return not _placeholder(value) and credentials.looks_random(value, "credential")
 
 
 def scan(text: str) -> list[Finding]:

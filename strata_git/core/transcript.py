@@ -38,6 +38,7 @@ FORMATS = ("claude-code", "codex")
 MAX_PROMPTS = 3
 MAX_ITEMS = 50  # files, commands, statements of each kind kept per capture
 MAX_STATEMENT = 200
+RAW = 4096  # characters of a prompt, command or statement kept: redaction reads them whole, then they are cut
 MAX_STATEMENTS = 2000  # kept from one stretch; a capture ends its stretch well before (capture.PART_STATEMENTS)
 
 _OPENS = r"(?:^|(?<=[.!?])[ \t]+)[ \t]*(?:[-*][ \t]*)?"  # a line's or a sentence's start
@@ -161,15 +162,15 @@ class Notes:
         self.turns += 1
         if t.role == "user" and not t.side and t.text.strip() and len(self.asked) < MAX_PROMPTS \
                 and not t.text.startswith(("<command-", "Caveat:", "This session is being continued")):
-            self.asked.append(_one_line(t.text))
+            self.asked.append(collapsed(t.text))
         if t.role == "assistant" and not t.side and t.text.strip():
-            self.outcome = _one_line(t.text, 300)
+            self.outcome = collapsed(t.text)
         for name, args in t.tools:
             _tool(name, args, self.files, self.commands)
         if t.role in ("user", "assistant"):
             for kind, pattern in RULES:
                 for m in pattern.finditer(t.text):
-                    said = _one_line(m.group("s"), MAX_STATEMENT).rstrip(" .;:")
+                    said = collapsed(m.group("s")).rstrip(" .;:")
                     if len(said) >= 8 and len(self.statements) < MAX_STATEMENTS:
                         self.statements.setdefault((kind, said), None)
 
@@ -195,7 +196,7 @@ def _tool(name: str, args: dict, files: dict, commands: dict) -> None:
         command = " ".join(str(c) for c in command)
     if name in ("Bash", "shell", "exec_command", "local_shell") and isinstance(command, str) \
             and len(commands) < MAX_ITEMS:
-        commands.setdefault(_one_line(command, 200), None)
+        commands.setdefault(collapsed(command), None)
     patch = args.get("input")
     if name == "apply_patch" and isinstance(patch, str):
         for m in re.finditer(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", patch, re.MULTILINE):
@@ -203,9 +204,14 @@ def _tool(name: str, args: dict, files: dict, commands: dict) -> None:
                 files.setdefault(m.group(1).strip(), None)
 
 
-def _one_line(text: str, limit: int = 200) -> str:
-    line = safe(" ".join(text.split()))
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+def collapsed(text: str) -> str:
+    """`text` on one line, made safe, its first RAW characters: what the notes keep. It is cut to
+    what a memory shows (`cut`) only after redaction, so a secret is never cut short of its rule."""
+    return safe(" ".join(text[: RAW * 2].split()))[:RAW]
+
+
+def cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 _UNSAFE = re.compile(f"[\ud800-\udfff{UNSAFE_TO_DISPLAY.pattern[1:-1]}]")

@@ -248,7 +248,7 @@ def _summarized(repo: Repo, path: str, span: tuple[int, int]) -> tuple[list[tupl
             continue
         if isinstance(item, dict) and item.get("type") in FOLDERS and isinstance(item.get("text"), str) \
                 and len(" ".join(item["text"].split())) >= 8:
-            found.setdefault((item["type"], " ".join(item["text"].split())[:transcript.MAX_STATEMENT]), None)
+            found.setdefault((item["type"], transcript.collapsed(item["text"])), None)
     return list(found), why
 
 
@@ -305,19 +305,19 @@ def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int]
 
     body = [f"# Session {sid[:12]} ({day})", "", where, ""]
     if d.asked:
-        body += ["## Asked", *(f"- {a}" for a in d.asked), ""]
+        body += ["## Asked", *(f"- {transcript.cut(clean(a), 200)}" for a in d.asked), ""]
     if d.files:
-        body += ["## Files touched", *(f"- `{f}`" for f in d.files), ""]
+        body += ["## Files touched", *(f"- `{transcript.cut(clean(f), 300)}`" for f in d.files), ""]
     if d.commands:
-        body += ["## Commands run", *(f"- `{c}`" for c in d.commands), ""]
+        body += ["## Commands run", *(f"- `{transcript.cut(clean(c), 200)}`" for c in d.commands), ""]
     if d.outcome:
-        body += ["## Outcome", d.outcome, ""]
-    title = _redacted(f"Session {sid[:12]}: {d.asked[0] if d.asked else harness}")[:200]
+        body += ["## Outcome", transcript.cut(clean(d.outcome), 300), ""]
+    title = transcript.cut(_redacted(f"Session {sid[:12]}: {d.asked[0] if d.asked else harness}"), 200)
     meta = {"type": "session", "title": transcript.safe(title), "created": day}
     drafts = [(f"sessions/{day}-{sid[:12]}-{lines[0]}", memory.compose(clean("\n".join(body)) + "\n", meta, "capture"),
                None)]
     for kind, said in d.statements:
-        text = transcript.safe(clean(said))
+        text = transcript.cut(transcript.safe(clean(said)), transcript.MAX_STATEMENT)
         meta = {"type": kind, "title": text[:200], "created": day}
         drafts.append((f"{FOLDERS[kind]}/{_slug(text)}", memory.compose(f"{text}\n\n{where}\n", meta, "capture"),
                        text))
