@@ -193,6 +193,12 @@ NOT_NAMED = [
     "the usual AWS credentials, or `AWS_ENDPOINT_URL` for an S3-compatible store",
     "for key in (\"uploadpack.allowFilter\", \"uploadpack.allowAnySHA1InWant\"):",
     "hmac.new(key, msg, hashlib.sha256).hexdigest()",
+    # multi-line configs as capture puts them on one line
+    "auth: existingSecret: db-credentials secretKeys: adminPasswordKey: postgres-password",
+    "env: - name: DB_PASSWORD valueFrom: secretKeyRef: name: db key: password",
+    "jwks signing cert (public): -----BEGIN PUBLIC KEY----- MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA7wAcAs"
+    "BSA3tuubSZJLIL J09payaWZm/rBFNmbY+B3Y+1Q+BuNR10/mQZQg6t1U+sEtAaB3Y5tQFornyHdnDR -----END PUBLIC KEY-----",
+    "(`password: ...`, `\"awsSessionToken\": \"...\"`, a header `X-Api-Key: ...`)",
 ]
 
 

@@ -41,6 +41,8 @@ NOT_A_VALUE = frozenset({
     "field", "type", "format", "length", "policy", "rotation", "expiry", "expires", "ttl", "url", "uri", "host",
     "prefix", "hint", "scope", "scopes", "endpoint", "region", "count", "size", "algorithm",
     "stdin", "prompt", "manager", "store", "vault", "rotate", "reset", "mode", "strength", "change"})
+# Words that make the rest public: a public key, a certificate.
+PUBLIC = frozenset({"public", "pub", "cert", "certificate", "certificates"})
 # Flags of one or two letters that take a password or a token in the commands people paste.
 SHORT_FLAGS = {"p": "password", "pw": "password", "ap": "password", "w": "password", "a": "flag", "t": "flag",
                "k": "flag"}
@@ -88,7 +90,7 @@ def words(label: str) -> list[str]:
 
 def kind(label_words: list[str]) -> str:
     """What a label names: "password", "credential", "flag", or "" (nothing secret, or an id)."""
-    if not label_words:
+    if not label_words or any(w in PUBLIC for w in label_words):
         return ""
     last = label_words[-1]
     if last in NOT_A_VALUE or last.startswith(("sha", "md5", "trace")):
@@ -124,6 +126,8 @@ def looks_random(value: str, label: str, strict: bool = False) -> bool:
     separated = any(c in "-_." for c in value)
     bits = entropy(value)
     short = 8 if strict else 6
+    if not digit and not symbol and _identifier(value):
+        return False
     if label == "password":
         return (len(value) >= short and kinds >= 2 and (digit or symbol or len(value) >= 10 and not strict)
                 and bits >= 2.5) \
@@ -137,6 +141,12 @@ def looks_random(value: str, label: str, strict: bool = False) -> bool:
     return (len(value) >= 8 and kinds >= 3 and bits >= 2.8) \
         or (len(value) >= 16 and not separated and kinds >= 2 and bits >= 3.3) \
         or (len(value) >= 24 and kinds >= 2 and bits >= 3.8)
+
+
+def _identifier(value: str) -> bool:
+    """Whether a value of letters alone reads as a name: `adminPasswordKey`, `db_credentials`."""
+    parts = [p for w in re.split(r"[-_.]", value) for p in _CAMEL.split(w) if p]
+    return len(parts) >= 2 and all(len(p) >= 3 and re.search(r"[aeiouyAEIOUY]", p) for p in parts)
 
 
 def values(line: str) -> Iterator[tuple[int, int, str]]:
@@ -155,6 +165,10 @@ def values(line: str) -> Iterator[tuple[int, int, str]]:
                 break
             label, at = named.group(1), named.end()
         value, offset = _trimmed(token[at:]) if at else (token, 0)
+        after = start + at + offset + len(value)
+        colon = after + (line[after:after + 1] in ("'", '"'))
+        if line[colon:colon + 1] == ":" and line[colon + 1:colon + 2] in ("", " ", "\t"):
+            continue  # `name:` of a YAML mapping or a sentence: a name, never a value
         found = _judged(line, start + at + offset, value, label)
         if found:
             yield found
@@ -224,6 +238,7 @@ def _before(text: str) -> str:
     if tokens and tokens[-1].lower() in _ELSEWHERE:
         return ""  # "it's in 1Password", "through Vault": where it is kept, not what it is
     for distance, token in enumerate(reversed(tokens), start=1):
+        ahead = tokens[-distance - 1] if distance < len(tokens) else ""
         bare = token.strip(_EDGES)
         if bare.startswith(("/", "~", "./")) or bare.lower() in _PROSE_VERBS:
             continue  # a path, or "pass" as in "once the checks pass": not a name
@@ -236,7 +251,7 @@ def _before(text: str) -> str:
         if token.startswith("-") and flag in PASSING:
             continue
         if found:
-            return found
+            return "" if any(w in PUBLIC for w in words(ahead)) else found  # "PUBLIC KEY", "public key:"
         if token.startswith("-") or distance <= NEAR and any(w in NOT_A_VALUE or w.startswith(("sha", "md5"))
                                                               for w in words(token)):
             return ""  # the value is another flag's, or an id's
