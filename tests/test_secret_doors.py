@@ -12,7 +12,8 @@ HEX = "9f86d081884c7d659a2feaa0c55ad015"
 MIXED = "9n8Ow6dbDqI0EuHj" + "xq1sndWOEcb6gf36q+TJMIjj"
 PASSWORD = "Tr0" + "ub4dor&3x"
 CASES = {
-    "stripe webhook secret in backticks": "run `export STRIPE_WEBHOOK_SECRET=whsec_" + MIXED[:32].replace("+", "a") + "`",
+    "stripe webhook secret in backticks": "run `export STRIPE_WEBHOOK_SECRET=whsec_"
+                                          + MIXED[:32].replace("+", "a") + "`",
     "aws secret key in prose": f"the secret is {MIXED}",
     "google oauth client secret": "GOCSPX-" + MIXED[:28].replace("+", "_"),
     "datadog key in an export": f"export DD_API_KEY={HEX}",
@@ -22,9 +23,10 @@ CASES = {
     "api key in a url": f"https://api.example.com/v1/feed?api_key={HEX}&units=metric",
     "password in prose": f"the root password on the new box is {PASSWORD}",
     "okta": "curl -H \"Authorization: SSWS 00" + MIXED[:40].replace("+", "-") + "\" https://acme.okta.com/api/v1/users",
-    "docker config auth": '{"auths": {"ghcr.io": {"auth": "ZGVwbG95OmRja3JfcGF0X18zYWZQNFJUOW05cHlsOEJ3WFVySEczaVg1Xw=="}}}',
-    "key block body": "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH "
-                      + "PRIVATE KEY-----",
+    "docker config auth": '{"auths": {"ghcr.io": {"auth": "ZGVwbG95OmRja3JfcGF0X18zYWZQNFJU'
+                          + 'OW05cHlsOEJ3WFVySEczaVg1Xw=="}}}',
+    "key block body": "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+                      + "-----END OPENSSH " + "PRIVATE KEY-----",
 }
 
 
