@@ -143,6 +143,9 @@ def looks_random(value: str, label: str, strict: bool = False) -> bool:
         or (len(value) >= 24 and kinds >= 2 and bits >= 3.8)
 
 
+_MIXED = re.compile(r"[^A-Za-z]|.[A-Z]")
+
+
 def _identifier(value: str) -> bool:
     """Whether a value of letters alone reads as a name: `adminPasswordKey`, `db_credentials`."""
     parts = [p for w in re.split(r"[-_.]", value) for p in _CAMEL.split(w) if p]
@@ -151,7 +154,7 @@ def _identifier(value: str) -> bool:
 
 def values(line: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, rule) of each value `line` gives a credential (see the module's rules)."""
-    pgpass = _PGPASS.match(line)
+    pgpass = PGPASS.match(line)
     if pgpass and looks_random(pgpass.group(1), "password"):
         yield pgpass.start(1), pgpass.end(1), "password"
         return
@@ -165,6 +168,8 @@ def values(line: str) -> Iterator[tuple[int, int, str]]:
                 break
             label, at = named.group(1), named.end()
         value, offset = _trimmed(token[at:]) if at else (token, 0)
+        if len(value) < 6 or len(value) < 12 and not _MIXED.search(value):
+            continue  # a plain short word: nothing a name could make a credential (the common case)
         after = start + at + offset + len(value)
         colon = after + (line[after:after + 1] in ("'", '"'))
         if line[colon:colon + 1] == ":" and line[colon + 1:colon + 2] in ("", " ", "\t"):
@@ -175,7 +180,7 @@ def values(line: str) -> Iterator[tuple[int, int, str]]:
 
 
 # ~/.pgpass: host:port:database:user:password
-_PGPASS = re.compile(r"^\s*[\w.*-]+:(?:\d+|\*):[\w.*-]+:[\w.*@-]+:(\S{6,128})\s*$")
+PGPASS = re.compile(r"^\s*[\w.*-]+:(?:\d+|\*):[\w.*-]+:[\w.*@-]+:(\S{6,128})\s*$")
 
 
 def _trimmed(text: str) -> tuple[str, int]:

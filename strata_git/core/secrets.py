@@ -116,18 +116,49 @@ def _placeholder(value: str) -> bool:
         or re.search(r"(?i)x{6,}|\*{4,}", value) is not None
 
 
-def _rules():
-    """git-strata's own prefix rules, then the issuers' (issuers.py)."""
-    from strata_git.core import issuers
+_all: tuple | None = None
+_index: tuple[re.Pattern, dict[str, list[int]]] | None = None
+INDEX_AFTER = 500  # lines a process checks rule by rule before building the index of literals (~5 ms)
+_lines_seen = 0
 
-    return _RULES + issuers.RULES
+
+def _rules() -> tuple:
+    """git-strata's own prefix rules, then the issuers' (issuers.py)."""
+    global _all
+    if _all is None:
+        from strata_git.core import issuers
+
+        _all = _RULES + issuers.RULES
+    return _all
+
+
+def _candidates(line: str) -> list[tuple[str, str, tuple[str, ...], str]]:
+    """The rules one of whose literals is in `line`, in table order: one search of an alternation
+    of every literal (at each position the longest, standing for every literal it starts with),
+    instead of a test of each literal of each of some 130 rules on every line."""
+    global _index, _lines_seen
+    rules = _rules()
+    if _index is None and _lines_seen < INDEX_AFTER:  # a commit's few lines: not worth building the index
+        _lines_seen += 1
+        return [r for r in rules if any(literal in line for literal in r[2])]
+    if _index is None:
+        literals = sorted({lit for _, _, lits, _ in rules for lit in lits}, key=len, reverse=True)
+        by_literal: dict[str, list[int]] = {}
+        for i, (_, _, lits, _) in enumerate(rules):
+            for lit in lits:
+                by_literal.setdefault(lit, []).append(i)
+        # a literal found also stands for every shorter literal it starts with
+        hit = {lit: sorted({i for other in literals if lit.startswith(other) for i in by_literal[other]})
+               for lit in literals}
+        _index = (re.compile("(?=(" + "|".join(map(re.escape, literals)) + "))"), hit)
+    pattern, hit = _index
+    found = sorted({i for m in pattern.finditer(line) for i in hit[m.group(1)]})
+    return [rules[i] for i in found]
 
 
 def _line_findings(line: str, number: int) -> list[Finding]:
     found = []
-    for rule, what, literals, pattern in _rules():
-        if not any(literal in line for literal in literals):
-            continue
+    for rule, what, _literals, pattern in _candidates(line):
         match = re.search(pattern, line)  # re caches compiled patterns
         if match and _counts(rule, match):
             found.append(Finding(rule, what, number))
@@ -135,8 +166,7 @@ def _line_findings(line: str, number: int) -> list[Finding]:
     if not found and (_TOKENISH.search(line) or "PRIVATE KEY" in line or "PuTTY" in line):
         lowered = line.lower()
         for rule, what, literals, pattern in _maintained_rules():
-            if literals and not any(literal in (lowered if pattern.flags & re.IGNORECASE else line)
-                                    for literal in literals):
+            if literals and not any(literal in (lowered if pattern.ignores_case else line) for literal in literals):
                 continue
             match = pattern.search(line)
             if match and _real(rule, match.group()):
@@ -159,11 +189,12 @@ def _real(rule: str, token: str) -> bool:
 
 
 def _in_context(line: str):
-    """(start, end, rule) of each value `line` gives a credential by its name (credentials.py)."""
-    from strata_git.core import credentials
-
+    """(start, end, rule) of each value `line` gives a credential by its name (credentials.py, imported
+    only for a line that could hold one: ~3 ms of patterns to compile)."""
     lowered = line.lower()
-    if any(word in lowered for word in _CONTEXT_WORDS) or _FORTY.search(line) or ":" in line:
+    if any(word in lowered for word in _CONTEXT_WORDS) or _FORTY.search(line) or line.count(":") >= 4:
+        from strata_git.core import credentials
+
         yield from credentials.values(line)
 
 
@@ -210,11 +241,9 @@ def redact(text: str, mark: str = "[{rule}]") -> str:
 def _spans(line: str, compiled: list[tuple[str, str, re.Pattern]]) -> list[tuple[int, int, str]]:
     """(start, end, rule) of every secret in `line`, by every rule, all read from the line as it is."""
     found = []
-    for rule, _, literals, pattern in _rules():
-        if any(literal in line for literal in literals):
-            for m in re.finditer(pattern, line):
-                if _counts(rule, m):
-                    found.append((*m.span("value" if rule in _VALUED else 0), rule))
+    for rule, _, _literals, pattern in _candidates(line):
+        found += [(*m.span("value" if rule in _VALUED else 0), rule) for m in re.finditer(pattern, line)
+                  if _counts(rule, m)]
     for rule, _, pattern in compiled:
         found += [(*m.span(), rule) for m in pattern.finditer(line) if _real(rule, m.group())]
     return found + list(_in_context(line))
@@ -316,10 +345,11 @@ def _maintained_rules() -> list[list]:
 class _Lazy:
     """A pattern compiled on its first search."""
 
-    __slots__ = ("pattern", "flags", "compiled")
+    __slots__ = ("pattern", "flags", "ignores_case", "compiled")
 
     def __init__(self, pattern: str, flags: int) -> None:
         self.pattern, self.flags, self.compiled = pattern, flags, None
+        self.ignores_case = bool(flags & re.IGNORECASE)
 
     def search(self, line: str) -> re.Match | None:
         if self.compiled is None:
