@@ -241,3 +241,17 @@ def test_secrets_in_blocks_backticks_and_past_the_cut_never_reach_history(mem: P
     for secret in [*KEY_BODY, WHSEC[6:], HEX, HEX[:14], long_token[4:20]]:
         assert secret[:16] not in history, secret
     assert "[redacted: private-key]" in history
+
+
+def test_a_killed_captures_files_are_taken_over_not_counted_as_duplicates(mem: Path, tmp_path: Path):
+    """A capture killed after writing its files and before its commit leaves them untracked; the
+    next capture of that stretch commits them (a statement is a duplicate only of a committed memory)."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(claude_line("user", "Decision: the cache lives in Redis.", session="killed-1"))
+    assert capture(mem, transcript)["lines"] == [1, 1]
+    git(mem, "reset", "-q", "--soft", "HEAD~1")  # as if killed before the commit: files on disk, untracked
+    git(mem, "rm", "-q", "-r", "--cached", "active/decisions", "active/sessions")
+    report = capture(mem, transcript)
+    assert report["lines"] == [1, 1] and report["duplicates"] == 0
+    assert files(mem, "decisions") == ["active/decisions/the-cache-lives-in-redis.md"]
+    assert git(mem, "status", "--porcelain").stdout == b""

@@ -325,7 +325,8 @@ def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int]
 
 
 def _already(repo: Repo, base: str, text: str, taken: set[str]) -> bool:
-    """Whether a memory named `base` or `base-N` already holds the statement `text` word for word."""
+    """Whether a committed memory named `base` or `base-N` already holds the statement `text` word
+    for word."""
     for candidate in itertools.chain([base], (f"{base}-{i}" for i in range(2, 1000))):
         try:
             norm = names.normalize(candidate)
@@ -333,9 +334,11 @@ def _already(repo: Repo, base: str, text: str, taken: set[str]) -> bool:
             return False
         if names.collision_key(norm) not in taken:
             return False
+        path = names.tier_path("active", norm)
+        if not repo.in_head(path):
+            continue  # not committed: a killed capture's leftover, which `_free` takes over
         try:
-            body = memory.split(safefs.read(repo.root, names.tier_path("active", norm), 1 << 20)
-                                .decode("utf-8", "replace"), norm)[1]
+            body = memory.split(safefs.read(repo.root, path, 1 << 20).decode("utf-8", "replace"), norm)[1]
         except StrataError:  # gone from active/, too large or not a memory: not this statement
             continue
         if body.startswith(f"{text}\n\n"):
