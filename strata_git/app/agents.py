@@ -1,5 +1,5 @@
-"""Agent harnesses: what `git strata hook agent EVENT` answers when Claude Code or Codex calls it,
-and the entries `git strata agent install` writes into their configuration.
+"""Agent harnesses: what `git strata hook agent EVENT` answers when Claude Code or Codex calls it
+(the entries `git strata agent install` writes into their configuration: install.py, agentconfig.py).
 
 Formats followed (README "Use it with Claude Code / Codex"): Claude Code hooks as documented at
 code.claude.com/docs/en/hooks (settings.json `hooks`, stdin JSON with `hook_event_name`,
@@ -23,12 +23,11 @@ import fcntl
 import json
 import os
 import select
-import shlex
 import signal
 import subprocess
 import sys
 import time
-from typing import IO, Any, NamedTuple
+from typing import IO, Any
 
 HARNESSES = ("claude-code", "codex")
 EVENTS = {"claude-code": ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"),
@@ -47,8 +46,6 @@ PROMPT_HITS = 3
 PROMPT_CHARS = 800
 LOG_BYTES = 1 << 20  # agent.log is rotated past this (a line per hook call)
 SERVER = "git-strata"  # the MCP server's name in the harness's configuration
-MARK_BEGIN = "# >>> git-strata (added by `git strata agent install`; `git strata agent uninstall` removes it)"
-MARK_END = "# <<< git-strata"
 
 
 class _Late(BaseException):  # not an Exception: no `except Exception` on the way may swallow it
@@ -215,7 +212,7 @@ def prompt_hints(vault, prompt: str) -> str:
 
 def _capture_in_background(repo_dir: str, transcript: str, session: str | None) -> None:
     """`git strata capture` detached: it commits whole or not at all, and resumes from its watermark."""
-    args = [_exe(), "capture", "--log", transcript]  # the format is told by the transcript's first line
+    args = [executable(), "capture", "--log", transcript]  # the format is told by the transcript's first line
     if session:
         args += ["--session", session]
     _detached(args, repo_dir)
@@ -235,7 +232,7 @@ def _rebuild_in_background(repo) -> str:
     fd = os.open(os.path.join(repo.state_dir(), contract.REBUILD_LOCK), os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        pid = _detached([_exe(), *REBUILD], repo.root, keep=fd)  # the rebuild holds the lock from here on
+        pid = _detached([executable(), *REBUILD], repo.root, keep=fd)  # the rebuild holds the lock from here on
     except BlockingIOError:
         return "a rebuild a hook started is still running"
     except OSError as e:
@@ -275,209 +272,7 @@ def log(repo_dir: str | None, event: str, text: str, quiet: bool = False) -> Non
             sys.stderr.write(f"git-strata: {line}")
 
 
-def _exe() -> str:
+def executable() -> str:
+    """The git-strata beside this interpreter (a virtual environment's), else the one on PATH."""
     beside = os.path.join(os.path.dirname(sys.executable), "git-strata")
     return beside if os.access(beside, os.X_OK) else "git-strata"
-
-
-# -- install and uninstall ----------------------------------------------------------------------------
-
-class FileChange(NamedTuple):
-    path: str
-    before: bytes | None  # None: the file does not exist
-    after: bytes | None  # None: the file is to be deleted
-
-
-def command(event: str, harness: str, memory: str) -> str:
-    return f"{shlex.quote(_exe())} hook agent {event} --harness {harness} --memory {shlex.quote(memory)}"
-
-
-def _ours(entry: object) -> bool:
-    return isinstance(entry, dict) and isinstance(entry.get("command"), str) \
-        and "git-strata" in entry["command"] and " hook agent " in entry["command"]
-
-
-def targets(harness: str, scope: str, project: str, home: str) -> dict[str, str]:
-    """{"hooks": path, "mcp": path} of the files a harness reads, for a scope."""
-    if harness == "claude-code":
-        if scope == "user":
-            return {"hooks": os.path.join(home, ".claude", "settings.json"), "mcp": os.path.join(home, ".claude.json")}
-        return {"hooks": os.path.join(project, ".claude", "settings.json"), "mcp": os.path.join(project, ".mcp.json")}
-    base = os.path.join(home if scope == "user" else project, ".codex")
-    return {"hooks": os.path.join(base, "hooks.json"), "mcp": os.path.join(base, "config.toml")}
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-
-
-def _json(path: str, raw: bytes | None) -> dict:
-    from strata_git.errors import BadConfig
-
-    if raw is None or not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except ValueError as e:
-        raise BadConfig(f"{path} is not valid JSON ({e}); nothing was changed",
-                        "fix the file (or move it aside), then run the command again") from None
-    if not isinstance(data, dict):
-        raise BadConfig(f"{path} does not hold a JSON object; nothing was changed", "fix the file, then run again")
-    return data
-
-
-def _dump(data: dict, like: bytes | None = None) -> bytes:
-    """JSON indented as the file was (its first indented line says how), else by 2."""
-    import re
-
-    found = re.search(rb"\n( +|\t)\S", like or b"")
-    indent: int | str = 2
-    if found:
-        indent = "\t" if found.group(1) == b"\t" else len(found.group(1))
-    return (json.dumps(data, indent=indent, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def _empty(data: dict) -> bool:
-    return all(v in ({}, []) for v in data.values())
-
-
-def plan(harness: str, scope: str, memory: str, project: str, home: str, install: bool,
-         originals: dict[str, str | None]) -> list[FileChange]:
-    """The file changes that install (or uninstall) `harness` at `scope`; unchanged files left out.
-    `originals` holds each file's bytes as they were before the first install, so uninstall gives
-    back exactly those bytes when nothing else in the file changed since."""
-    files = targets(harness, scope, project, home)
-    changes = []
-    raw = _read(files["hooks"])
-    data = _json(files["hooks"], raw)
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict):
-        from strata_git.errors import BadConfig
-
-        raise BadConfig(f"{files['hooks']}: \"hooks\" is not an object; nothing was changed", "fix the file")
-    new = json.loads(json.dumps(data))
-    new_hooks = new.setdefault("hooks", {})
-    for event in EVENTS[harness]:
-        kept = []
-        for g in new_hooks.get(event, []) if isinstance(new_hooks.get(event), list) else []:
-            entries = g.get("hooks") if isinstance(g, dict) and isinstance(g.get("hooks"), list) else None
-            rest = [e for e in entries if not _ours(e)] if entries is not None else None
-            if entries is None or len(rest) == len(entries):
-                kept.append(g)  # not ours: left exactly as it is
-            elif rest:
-                kept.append({**g, "hooks": rest})
-        if install:
-            kept.append({"hooks": [{"type": "command", "command": command(event, harness, memory),
-                                    "timeout": TIMEOUTS[event]}]})
-        if kept:
-            new_hooks[event] = kept
-        elif event in new_hooks and isinstance(new_hooks[event], list):
-            new_hooks.pop(event)
-    if not new_hooks and "hooks" not in data:
-        new.pop("hooks")
-    changes.append(_change(files["hooks"], raw, data, new, originals))
-    raw = _read(files["mcp"])
-    if files["mcp"].endswith(".toml"):
-        changes.append(FileChange(files["mcp"], raw, _toml_block(raw, memory, install)))
-    else:
-        data = _json(files["mcp"], raw)
-        new = json.loads(json.dumps(data))
-        servers = new.setdefault("mcpServers", {})
-        servers.pop(SERVER, None)
-        if install:
-            servers[SERVER] = {"command": _exe(), "args": ["mcp", "--memory", memory]}
-        if not servers and "mcpServers" not in data:
-            new.pop("mcpServers")
-        changes.append(_change(files["mcp"], raw, data, new, originals))
-    return [c for c in changes if c.before != c.after]
-
-
-def _change(path: str, raw: bytes | None, data: dict, new: dict, originals: dict[str, str | None]) -> FileChange:
-    if new == data:
-        return FileChange(path, raw, raw)
-    if path in originals:  # uninstalling back to what was there: give back its exact bytes
-        original = originals[path]
-        if original is None and _empty(new):
-            return FileChange(path, raw, None)
-        if original is not None and _json(path, original.encode("utf-8")) == new:
-            return FileChange(path, raw, original.encode("utf-8"))
-    return FileChange(path, raw, _dump(new, raw))
-
-
-def _toml_block(raw: bytes | None, memory: str, install: bool) -> bytes | None:
-    """config.toml with git-strata's `[mcp_servers.git-strata]` block added or removed as text,
-    between marker comments, so the rest of the file (comments, order, spacing) is untouched."""
-    text = (raw or b"").decode("utf-8")
-    begin = text.find(MARK_BEGIN)
-    if begin != -1:
-        end = text.find(MARK_END, begin)
-        end = len(text) if end == -1 else end + len(MARK_END) + (1 if text[end + len(MARK_END):][:1] == "\n" else 0)
-        lead = begin - 1 if begin > 0 and text[begin - 1] == "\n" and (begin == 1 or text[begin - 2] == "\n") else begin
-        text = text[:lead] + text[end:]
-    if install:
-        block = (f"{MARK_BEGIN}\n[mcp_servers.{SERVER}]\ncommand = {json.dumps(_exe())}\n"
-                 f"args = {json.dumps(['mcp', '--memory', memory])}\n{MARK_END}\n")
-        sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-        text = text + sep + block
-    if raw is None and not text:
-        return None
-    return text.encode("utf-8")
-
-
-def apply(changes: list[FileChange], originals: dict[str, str | None]) -> None:
-    """Write each change whole (temporary file, then rename); a deleted file is removed, and so is
-    a folder install created (recorded in `originals` as "<folder>/") once it is empty."""
-    for c in changes:
-        folder = os.path.dirname(c.path)
-        if c.after is None:
-            if os.path.exists(c.path):
-                os.unlink(c.path)
-            if folder + "/" in originals and os.path.isdir(folder) and not os.listdir(folder):
-                os.rmdir(folder)
-            continue
-        if not os.path.isdir(folder):
-            originals.setdefault(folder + "/", None)
-            os.makedirs(folder)
-        tmp = f"{c.path}.git-strata-{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(c.after)
-        os.replace(tmp, c.path)
-
-
-def diff(changes: list[FileChange]) -> str:
-    import difflib
-
-    out = []
-    for c in changes:
-        before = (c.before or b"").decode("utf-8", "replace").splitlines(keepends=True)
-        after = (c.after or b"").decode("utf-8", "replace").splitlines(keepends=True)
-        out += difflib.unified_diff(before, after, f"a/{c.path}", f"b/{c.path}")
-    return "".join(out)
-
-
-def originals_path(home: str) -> str:
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state")
-    return os.path.join(state, "git-strata", "agent-originals.json")
-
-
-def load_originals(home: str) -> dict[str, str | None]:
-    try:
-        with open(originals_path(home), encoding="utf-8") as f:
-            data = json.load(f)
-        return {k: v for k, v in data.items() if isinstance(k, str) and (v is None or isinstance(v, str))} \
-            if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def save_originals(home: str, originals: dict[str, str | None]) -> None:
-    path = originals_path(home)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(originals, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)
