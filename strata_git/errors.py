@@ -56,4 +56,5 @@ class Unavailable(StrataError):
 def too_large(where: str, size: int, limit: int) -> BadMemory:
     """The one wording of the size limit, wherever it is enforced."""
     return BadMemory(f"{where}: {size} bytes is over the {limit}-byte limit",
-                     "split it, or raise limits.max_memory_bytes in .strata/config.toml")
+                     "split it, or raise limits.max_memory_bytes in .strata/config.toml (above 1 MiB only in "
+                     "this clone's .git/strata/config.toml)")

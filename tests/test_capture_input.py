@@ -140,15 +140,48 @@ def test_a_replaced_transcript_of_the_same_length_is_told_by_its_first_lines(mem
                                                "active/decisions/use-teal-for-the-logo.md"]
 
 
-def test_an_older_captures_record_without_bytes_is_resumed_by_counting_lines(mem: Path, tmp_path: Path):
-    transcript = tmp_path / "t.jsonl"
-    transcript.write_text(claude_line("user", "TODO: one.") + claude_line("user", "TODO: two, already taken.")
-                          + claude_line("user", "TODO: three is new."))
+def _as_older_version(mem: Path) -> None:
+    """Rewrite the last capture commit's record as a version before byte offsets and machine names
+    wrote it: lines only."""
+    message = git(mem, "log", "-1", "--format=%B").stdout.decode()
+    kept = [line for line in message.splitlines() if not line.startswith(("Strata-Capture:", "Strata-Machine:"))]
     record = json.dumps({"harness": "claude-code", "transcript": "t.jsonl", "lines": [1, 2], "redacted": 0})
-    git(mem, "commit", "-q", "--allow-empty", "-m", "strata: capture 0 memories",
-        "-m", f"Strata-Capture-Session: sess-1\nStrata-Capture: {record}")
+    git(mem, "-c", "core.hooksPath=/dev/null", "commit", "-q", "--amend", "--allow-empty",
+        "-m", "\n".join(kept) + f"\nStrata-Capture: {record}\n")
+
+
+def test_an_older_captures_record_is_resumed_by_counting_lines_when_this_clone_made_it(mem: Path, tmp_path: Path):
+    from strata_git.gitio.git import discover
+    from strata_git.store import captures
+
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(claude_line("user", "TODO: one.") + claude_line("user", "TODO: two, already taken."))
+    sid = capture(mem, transcript)["session"]
+    before = files(mem, "tasks")
+    _as_older_version(mem)
+    repo = discover(str(mem))
+    captures.save(repo, captures.load(repo, sid)._replace(mark=captures.Mark(2)))  # as the older version kept it
+    with transcript.open("a") as f:
+        f.write(claude_line("user", "TODO: three is new."))
     report = capture(mem, transcript)
-    assert report["lines"] == [3, 3] and files(mem, "tasks") == ["active/tasks/three-is-new.md"]
+    assert report["lines"] == [3, 3] and report["duplicates"] == 0
+    assert files(mem, "tasks") == sorted([*before, "active/tasks/three-is-new.md"])
+
+
+def test_an_older_record_this_clone_has_no_word_of_is_read_again_without_duplicates(mem: Path, tmp_path: Path):
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(claude_line("user", "TODO: one.") + claude_line("user", "TODO: two, already taken."))
+    capture(mem, transcript)
+    before = files(mem, "tasks")
+    _as_older_version(mem)
+    for state in (mem / ".git/strata/captures").iterdir():
+        state.unlink()  # (or a peer pushed the record: no machine named, no state here agrees)
+    with transcript.open("a") as f:
+        f.write(claude_line("user", "TODO: three is new."))
+    report = capture(mem, transcript)
+    assert report["lines"] == [1, 3] and report["duplicates"] == len(before) >= 1
+    assert files(mem, "tasks") == sorted([*before, "active/tasks/three-is-new.md"])
+    assert "was not trusted: made on no named machine" in strata(mem, "status").stdout.decode()
 
 
 def test_secrets_in_the_title_the_session_id_and_commands_never_reach_history(mem: Path, tmp_path: Path):

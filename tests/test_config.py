@@ -79,3 +79,40 @@ def test_cached_config_follows_edits_and_still_refuses_bad_ones(tmp_path: Path):
     cfg_file.write_text("[archive]\nidle_dayz = 120\n")
     with pytest.raises(BadConfig, match="idle_dayz"):
         config.load(str(tmp_path), str(cache))
+
+
+@pytest.mark.parametrize("section,key,value,applied", [
+    ("hooks", "secrets", False, False),
+    ("hooks", "secrets", True, True),
+    ("limits", "max_memory_bytes", 99_999_999, False),
+    ("limits", "max_memory_bytes", 1000, True),  # tighter: applied
+    ("archive", "prune", True, True),  # content verified on the remote first: not a protection
+    ("archive", "idle_days", 1, True),  # not a protection
+])
+def test_the_shared_file_may_only_tighten_protection(tmp_path: Path, section, key, value, applied):
+    from strata_git.core import config
+
+    (tmp_path / ".strata").mkdir()
+    (tmp_path / ".strata/config.toml").write_text(f"[{section}]\n{key} = {str(value).lower()}\n")
+    state = tmp_path / "state"
+    state.mkdir()
+    cfg = config.load(str(tmp_path), str(state))
+    field = config._SCHEMA[section][key][0]
+    assert (getattr(cfg, field) == value) is applied
+    assert bool(cfg.ignored) is not applied
+    # this clone's own file may set it, and then it holds whatever the shared file says
+    (state / "config.toml").write_text(f"[{section}]\n{key} = {str(value).lower()}\n")
+    cfg = config.load(str(tmp_path), str(state))
+    assert getattr(cfg, field) == value and cfg.ignored == ()
+
+
+def test_this_clones_own_file_is_checked_and_named_in_errors(tmp_path: Path):
+    from strata_git.core import config
+    from strata_git.errors import BadConfig
+
+    (tmp_path / ".strata").mkdir()
+    (tmp_path / ".strata/config.toml").write_text("[hooks]\nsecrets = true\n")
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state/config.toml").write_text("[hooks]\nsecrets = 'no'\n")
+    with pytest.raises(BadConfig, match=r"\.git/strata/config\.toml: 'hooks\.secrets' must be true or false"):
+        config.load(str(tmp_path), str(tmp_path / "state"))

@@ -505,8 +505,12 @@ def test_a_second_janitor_refuses_at_once_while_the_lock_is_held(mem: Path) -> N
     git(mem, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "a")
     state = mem / ".git/strata"
     state.mkdir(exist_ok=True)
-    fd = os.open(state / "lock", os.O_RDWR | os.O_CREAT, 0o644)  # exactly as Vault.locked takes it
+    # Exactly as a running janitor holds them: its role's lock and the repository lock (a janitor
+    # waits for a write that holds only the repository lock: tests/test_repo_lock.py).
+    role = os.open(state / "lock.janitor", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
+        fcntl.flock(role, fcntl.LOCK_EX)
         fcntl.flock(fd, fcntl.LOCK_EX)
         start = time.monotonic()
         proc = run_strata(mem, "janitor", "--now", "2027-01-01")
@@ -515,6 +519,7 @@ def test_a_second_janitor_refuses_at_once_while_the_lock_is_held(mem: Path) -> N
         assert git(mem, "log", "-1", "--format=%s").stdout.decode().strip() == "a"
     finally:
         os.close(fd)
+        os.close(role)
     proc = run_strata(mem, "janitor", "--now", "2027-01-01")
     assert proc.returncode == 0 and "cool 1" in out(proc), out(proc)
 

@@ -63,9 +63,15 @@ def test_two_machines_archive_the_same_memories_concurrently_without_conflict(me
         assert proc.returncode == 0, proc.stderr
     refs = git(mem, "for-each-ref", "--format=%(refname)", "refs/strata-remotes/origin/shadow/").stdout.split()
     assert len(refs) == 2  # one ref per machine: nothing was merged, so nothing could conflict
-    assert rows_only(mem) == rows_only(other) and len(rows_only(mem)) == 8
-    assert {r[8] for r in rows_only(mem)} == {"record"}
-    assert shadow_rows(mem) == shadow_rows(other)
+    # Each clone credits the archive to its own janitor commit (commits name their machine, so the
+    # two are distinct); both commits name the same record for every blob, so all else is equal.
+    assert [r[:2] + r[3:] for r in rows_only(mem)] == [r[:2] + r[3:] for r in rows_only(other)]
+    assert len(rows_only(mem)) == 8 and {r[8] for r in rows_only(mem)} == {"record"}
+    janitors = {c for repo in (mem, other) for c in {r[2] for r in rows_only(repo)}}
+    named = {c: git(mem, "log", "-1", "--format=%(trailers:key=Strata-Record,valueonly)", c).stdout.split()
+             for c in janitors}
+    assert len(janitors) == 2 and len({tuple(v) for v in named.values()}) == 1 and len(next(iter(named.values()))) == 16
+    assert [r for r in shadow_rows(mem) if len(r) != 9] == [r for r in shadow_rows(other) if len(r) != 9]
 
 
 def legacy_archive(mem: Path, n: int) -> dict[str, str]:
@@ -283,3 +289,38 @@ def test_a_hostile_janitor_identity_cannot_inject_into_the_records_stream(mem: P
     paths = git(mem, "ls-tree", "-r", "--name-only", ref).stdout.decode().split()
     assert len(paths) == 3 and "zz/injected" not in paths
     assert "\n" not in git(mem, "log", "-1", "--format=%cn", ref).stdout.decode().strip()
+
+
+def test_every_honest_record_is_within_what_its_blob_can_hold():
+    """The read caps (size within the memory limit, counts spelled out within EXPANSION times the
+    size) never refuse a record make() wrote, whatever the text: characters NFKC spells out as
+    many (U+FDFD), CJK runs counted in pairs, pictographs, long titles and many tags."""
+    import random
+
+    from strata_git.store import records
+
+    rng = random.Random(21)
+    pieces = ["\ufdfd", "\u3392", "漢字仮名交じり文", "😀🚀", "ﬃ", "word", "a", "x" * 64, "9", "İ", "ß", " ", "\n", "-"]
+    for i in range(300):
+        body = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 400)))
+        tags = [rng.choice(pieces).strip() or "t" for _ in range(rng.randint(0, 5))]
+        raw = f"---\ntitle: {json.dumps(body[:200])}\ntags: {json.dumps(tags)}\n---\n{body}\n".encode()
+        blob = f"{i:040x}"
+        parsed = records.parse(records.make(raw, blob), blob, limit=len(raw))
+        assert isinstance(parsed, records.Record), (parsed, body[:80])
+
+
+def test_a_record_may_not_claim_more_than_a_blob_holds():
+    from strata_git.store import records
+
+    blob = "ab" * 20
+
+    def rec(**fields) -> bytes:
+        return json.dumps({"v": 2, "b": blob, "s": 100, "t": "T", "y": "note", "g": [], "p": "", "w": "w",
+                           **fields}).encode()
+
+    assert isinstance(records.parse(rec(), blob, limit=100), records.Record)
+    assert "memory size limit" in records.parse(rec(s=101), blob, limit=100)
+    assert "more than a blob of 100 bytes holds" in records.parse(rec(w="boom:999999999"), blob, limit=100)
+    assert "more than a blob of 100 bytes holds" in records.parse(rec(t="x" * 200), blob, limit=100)
+    assert "more than a blob of 100 bytes holds" in records.parse(rec(g=["x" * 100, "y" * 100]), blob, limit=100)

@@ -276,7 +276,11 @@ def cmd_sync(args: argparse.Namespace) -> int:
     if not args.json and sys.stderr.isatty():
         def say(text: str) -> None:
             print(f"{text}...", file=sys.stderr)
-    r = _vault().sync(args.remote, dry_run=args.dry_run, progress=say)
+    vault = _vault()
+    r = vault.sync(args.remote, dry_run=args.dry_run, progress=say)
+    weakened = [line for line in vault.config_now() if line not in vault.cfg.ignored]
+    for line in weakened:  # a peer's change to the shared config that this clone does not apply
+        print(f"warning: {line}", file=sys.stderr)
     would = "would " if r.dry_run else ""
     lines = []
     if r.committed:
@@ -301,7 +305,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     lines.append(("pushed" if r.pushed else "nothing to push") + f"; HEAD {(r.head or 'none')[:12]}"
                  if not r.dry_run else "dry run: nothing was committed, merged or pushed")
     lines += [f"mirror {name}: {state}" for name, state in r.mirrors.items()]
-    _emit(args, r.as_dict(), "\n".join(lines))
+    _emit(args, {**r.as_dict(), "config_ignored": weakened}, "\n".join(lines))
     return 1 if any(state.startswith("failed") for state in r.mirrors.values()) else 0
 
 
@@ -714,32 +718,23 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    from strata_git.app import agents
+    from strata_git.app import install
     from strata_git.app.vault import Vault
 
-    home = os.path.expanduser("~")
-    # uninstall needs no memory repository: it removes whatever entries git-strata added
-    memory = Vault.open(args.memory or ".").repo.root if args.action == "install" else (args.memory or "")
-    project = os.path.abspath(args.project or ".")
-    originals = agents.load_originals(home)
-    changes = agents.plan(args.harness, args.scope, memory, project, home, args.action == "install", originals)
-    if not args.dry_run:
-        if args.action == "install":
-            for c in changes:
-                originals.setdefault(c.path, None if c.before is None else c.before.decode("utf-8", "replace"))
-        agents.apply(changes, originals)
-        if args.action == "uninstall":
-            for c in changes:
-                originals.pop(c.path, None)
-                if c.after is None:
-                    originals.pop(os.path.dirname(c.path) + "/", None)
-        agents.save_originals(home, originals)
-    text = agents.diff(changes) if args.dry_run else "\n".join(
-        f"{'would change' if args.dry_run else 'changed'} {c.path}" for c in changes)
+    home, project = os.path.expanduser("~"), os.path.abspath(args.project or ".")
+    if args.action == "install":
+        memory = Vault.open(args.memory or ".").repo.root
+        changes = install.install(args.harness, args.scope, memory, project, home, args.dry_run)
+    else:  # uninstall needs no memory repository: it removes whatever entries git-strata added
+        memory = args.memory or ""
+        changes = install.uninstall(args.harness, args.scope, project, home, args.dry_run)
+    diff = install.diff(changes) if args.dry_run else ""
+    done = [f"{'created' if c.before is None else 'removed' if c.after is None else 'changed'} {shown(c.path)}"
+            for c in changes]
     _emit(args, {"action": args.action, "harness": args.harness, "scope": args.scope, "memory": memory,
-                 "dry_run": args.dry_run, "files": [c.path for c in changes],
-                 "diff": agents.diff(changes) if args.dry_run else ""},
-          text or f"nothing to change: {args.harness} is already {args.action}ed at {args.scope} scope")
+                 "dry_run": args.dry_run, "files": [c.path for c in changes], "diff": diff},
+          (diff if args.dry_run else "\n".join(done))
+          or f"nothing to change: {args.harness} is already {args.action}ed at {args.scope} scope")
     return 0
 
 

@@ -74,6 +74,7 @@ def status(repo: Repo, cfg: Config) -> Status:
     problems += captures.problems(repo)  # agent sessions whose last capture failed
     access.read_all(repo)  # for its warnings: a record another machine wrote that cannot be read
     problems += untrusted.warnings()  # what history and other machines sent that could not be read
+    problems += cfg.ignored  # weakening values in the shared config, not applied
     branch = repo.git("symbolic-ref", "-q", "--short", "HEAD", check=False).decode().strip()
     active = [e.name for e in scan.entries if e.tier == "active"]
     return Status(repo.root, branch or "(detached)", repo.head(), tiers, hookshims.state(repo), cfg.as_dict(),

@@ -49,6 +49,16 @@ class Vault:
                            f"run `git strata init {repo.root}`")
         return cls(repo, config.load(repo.root, repo.state_dir()))
 
+    def config_now(self) -> list[str]:
+        """What is wrong with the config as it is on disk now (a sync may have changed it): the
+        shared file's weakening values not applied, or why it cannot be read."""
+        from strata_git.errors import BadConfig
+
+        try:
+            return list(config.load(self.repo.root, self.repo.state_dir()).ignored)
+        except BadConfig as e:
+            return [f"{e.message} ({e.hint})"]
+
     # -- names --------------------------------------------------------------------------------------
 
     def locate(self, name: str) -> tuple[str | None, str]:
@@ -213,7 +223,8 @@ class Vault:
     # -- the strata ---------------------------------------------------------------------------------
 
     def janitor(self, dry_run: bool = False, now: int | None = None) -> janitor.Result:
-        """One janitor cycle (plan, and apply unless `dry_run`); refuses at once if another runs."""
+        """One janitor cycle (plan, and apply unless `dry_run`); waits its turn behind writes, and refuses
+        at once if another janitor runs."""
         from strata_git.ops import janitor
 
         return janitor.cycle(self.repo, self.cfg, dry_run=dry_run, now=now)

@@ -1,4 +1,10 @@
-"""`.strata/config.toml`: read once at each entry point into a frozen, validated Config."""
+"""`.strata/config.toml`: read once at each entry point into a frozen, validated Config.
+
+The shared file is committed, so any peer on the remote can change it. It may only tighten
+protection: a value in WEAKENING that would loosen it (let a secret or an oversized file
+through) is ignored, and the default kept, unless this clone's own file
+`.git/strata/config.toml` (same keys, never synced) sets it. Config.ignored says which were.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from strata_git.core.contract import CONFIG_PATH
+from strata_git.core.contract import CONFIG_PATH, STATE_DIR
 from strata_git.errors import BadConfig
 
 DEFAULT_COOL_AFTER = (("default", 30), ("entities", 60), ("gtd", 7), ("projects", 14))
@@ -37,6 +43,7 @@ class Config(NamedTuple):
     agent_context_chars: int = 9000  # what the SessionStart hook may add (Claude Code takes ~10,000)
     agent_prompt_min_score: float = 6.0  # a memory scoring less is not named to a prompt
     source: str = "(defaults)"
+    ignored: tuple[str, ...] = ()  # weakening values of the shared file that were not applied (see WEAKENING)
 
     def cool_rule(self, name: str) -> tuple[int | None, str]:
         """(days before `name` cools or None for never, the deciding key): the longest folder prefix wins."""
@@ -171,7 +178,18 @@ def parse(data: dict[str, Any], source: str = CONFIG_PATH) -> Config:
     return Config(**values)
 
 
-def _cached(cache: str, stamp: list[int]) -> dict | None:
+LOCAL_PATH = f".git/{STATE_DIR}/config.toml"  # this clone's own settings (see the module doc)
+
+# section.key -> (why it weakens, whether a value does): the shared file may set these only to
+# values at least as protective as the default.
+WEAKENING: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "hooks.secrets": ("turns off the secret check of write, capture, sync and the commit hook", lambda v: v is False),
+    "limits.max_memory_bytes": ("lets larger files into commits and the index",
+                                lambda v: v > Config().max_memory_bytes),
+}
+
+
+def _cached(cache: str, stamp: list) -> dict | None:
     try:
         with open(cache, encoding="utf-8") as f:
             entry = json.load(f)
@@ -180,38 +198,75 @@ def _cached(cache: str, stamp: list[int]) -> dict | None:
         return None
 
 
-def load(root: str, cache_dir: str | None = None) -> Config:
-    """The repository's config (defaults when the file is absent).
-
-    With `cache_dir` (the per-clone state folder) the parsed file is remembered
-    by size, mtime and inode: importing tomllib costs ~7 ms, which every commit's
-    hook would otherwise pay.
-    """
-    path = os.path.join(root, CONFIG_PATH)
+def _stamp(path: str) -> list[int] | None:
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        return Config()
+        return None
     except OSError as e:
-        raise BadConfig(f"{CONFIG_PATH}: cannot be read ({e.strerror})", "check the file") from None
-    stamp = [info.st_size, info.st_mtime_ns, info.st_ino]
-    cache = os.path.join(cache_dir, "config.json") if cache_dir else None
-    data = _cached(cache, stamp) if cache else None
-    if data is not None:
-        return parse(data, CONFIG_PATH)
+        raise BadConfig(f"{path}: cannot be read ({e.strerror})", "check the file") from None
+    return [info.st_size, info.st_mtime_ns, info.st_ino]
+
+
+def _toml(path: str, shown: str) -> dict:
     import tomllib
 
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
+            return tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
-        raise BadConfig(f"{CONFIG_PATH}: not valid TOML ({e})", f"fix the syntax in {CONFIG_PATH}") from None
+        raise BadConfig(f"{shown}: not valid TOML ({e})", f"fix the syntax in {shown}") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise BadConfig(f"{CONFIG_PATH}: cannot be read ({e})", "check the file") from None
-    config = parse(data, CONFIG_PATH)
-    if cache:
-        tmp = f"{cache}.{os.getpid()}.{os.urandom(4).hex()}.tmp"  # threads of one process too
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"stamp": stamp, "data": data}, f)
-        os.replace(tmp, cache)
-    return config
+        raise BadConfig(f"{shown}: cannot be read ({e})", "check the file") from None
+
+
+def merged(shared: dict, local: dict) -> tuple[dict, list[str]]:
+    """The settings in force: the shared file's, less its weakening values (unless this clone's own
+    file sets the same key), then this clone's own values; and one line per value left out."""
+    out = {section: dict(table) if isinstance(table, dict) else table for section, table in shared.items()}
+    ignored = []
+    for key, (why, weakens) in WEAKENING.items():
+        section, _, name = key.partition(".")
+        table = out.get(section)
+        if not isinstance(table, dict) or name not in table or name in local.get(section, {}):
+            continue
+        try:
+            if not weakens(table[name]):
+                continue
+        except TypeError:
+            continue  # a value of the wrong type: parse() names it
+        ignored.append(f"{CONFIG_PATH} sets {key} = {json.dumps(table.pop(name))}, which {why}; it is ignored "
+                       f"(shared settings may only tighten protection): set it in {LOCAL_PATH} on each clone "
+                       "that wants it")
+    for section, table in local.items():
+        if isinstance(table, dict) and isinstance(out.get(section), dict):
+            out[section] = {**out[section], **table}
+        else:
+            out[section] = table
+    return out, ignored
+
+
+def load(root: str, cache_dir: str | None = None) -> Config:
+    """The repository's config (defaults when the files are absent); with `cache_dir` (the clone's
+    state folder) this clone's own file there is read too (see the module doc).
+
+    With `cache_dir` the parsed files are remembered by size, mtime and inode: importing tomllib
+    costs ~7 ms, which every commit's hook would otherwise pay.
+    """
+    path = os.path.join(root, CONFIG_PATH)
+    local = os.path.join(cache_dir, "config.toml") if cache_dir else None
+    stamps = [_stamp(path), _stamp(local) if local else None]
+    if stamps == [None, None]:
+        return Config()
+    cache = os.path.join(cache_dir, "config.json") if cache_dir else None
+    data = _cached(cache, stamps) if cache else None
+    if not (isinstance(data, list) and len(data) == 2 and all(isinstance(d, dict) for d in data)):
+        data = [_toml(path, CONFIG_PATH) if stamps[0] else {}, _toml(local, LOCAL_PATH) if stamps[1] else {}]
+        parse(data[1], LOCAL_PATH)  # this clone's own file is checked on its own: errors name it
+        if cache:
+            tmp = f"{cache}.{os.getpid()}.{os.urandom(4).hex()}.tmp"  # threads of one process too
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"stamp": stamps, "data": data}, f)
+            os.replace(tmp, cache)
+    settings, ignored = merged(*data)
+    return parse(settings, CONFIG_PATH)._replace(ignored=tuple(ignored))

@@ -51,6 +51,8 @@ VERIFIED_AT = "Strata-Verified-At"
 LEGACY_SHADOW = "Strata-Shadow"  # written by older versions beside MOVE; still read
 CAPTURE = "Strata-Capture"  # a capture's commit: {"harness", "transcript", "lines": [first, last], "redacted"}
 CAPTURE_SESSION = "Strata-Capture-Session"  # the captured session's id: where its next capture resumes
+MACHINE = "Strata-Machine"  # every commit git-strata makes: the id of the clone that made it (MACHINE_ID)
+RECORD = "Strata-Record"  # a janitor commit, one per blob it archives: "<blob> <its shadow record's blob id>"
 
 
 def trailer_value(value: object) -> str:
@@ -97,6 +99,8 @@ def remote_refs(remote: str, kind: str) -> str:
 
 STATE_DIR = "strata"  # inside the git directory
 LOCK = "lock"  # flock()ed by every git-strata process that changes the repository
+LOCK_QUEUE = "lock.queue"  # flock()ed by the process waiting for LOCK: it is served next (see txn.locked)
+# "lock.<role>" (lock.janitor): flock()ed by a process of that role, so a second one is refused at once
 JOURNAL = "janitor.journal"  # the transaction's journal: {old, new, moves, pid} (txn.py)
 TXN_INDEX = "janitor.index"  # the transaction's private index file
 MACHINE_ID = "machine-id"  # this clone's id, naming its access and shadow refs

@@ -34,6 +34,7 @@ from strata_git.errors import GitFailed, NotFound, Refused
 from strata_git.gitio import git, partial, procs
 from strata_git.gitio.git import Repo, run
 from strata_git.ops import txn
+from strata_git.store import access
 
 SERVER_SETTINGS = "uploadpack.allowFilter=true and uploadpack.allowAnySHA1InWant=true"
 
@@ -232,7 +233,8 @@ def _record(repo: Repo, remote: str, url: str, commit: str, blobs: list[str], cf
     text = contract.message(f"strata: verified {len(blobs)} archived object(s) on {remote}", [
         (contract.VERIFIED_REMOTE, remote), (contract.VERIFIED_URL, git.shown_url(url)),
         (contract.VERIFIED_COMMIT, commit), (contract.VERIFIED_OBJECTS, str(len(blobs))),
-        (contract.VERIFIED_DIGEST, f"sha256:{digest}"), (contract.VERIFIED_AT, str(int(time.time())))])
+        (contract.VERIFIED_DIGEST, f"sha256:{digest}"), (contract.VERIFIED_AT, str(int(time.time()))),
+        (contract.MACHINE, access.machine_id(repo))])
     identity = git.identity_env(cfg.janitor_name, cfg.janitor_email)
     # Parents: the previous record, then the verified commit. The chain of records reaches every
     # commit ever verified, so the ref, pushed to the remote, keeps their objects there even if the

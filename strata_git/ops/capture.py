@@ -39,11 +39,12 @@ from typing import NamedTuple
 
 from strata_git.core import contract, memory, names, secrets, transcript
 from strata_git.core.config import Config
+from strata_git.core.entries import shown
 from strata_git.errors import BadName, NotFound, Refused, StrataError
 from strata_git.gitio import safefs
 from strata_git.gitio.git import Repo, run
 from strata_git.ops import locate, stretch, txn
-from strata_git.store import captures
+from strata_git.store import access, captures
 from strata_git.store.captures import Mark
 
 PART_BYTES = stretch.PART_BYTES
@@ -53,6 +54,7 @@ MAX_EXCERPT = 8 * 1024 * 1024  # a longer stretch of transcript is not handed to
 FOLDERS = {"decision": "decisions", "rejection": "rejections", "lesson": "lessons", "task": "tasks"}
 _SESSION = re.compile(r"[A-Za-z0-9._-]{1,100}")
 REDACTED = "[redacted: {rule}]"
+WATERMARKS = 100  # capture commits of one session looked through for this machine's newest
 
 
 class Report(NamedTuple):
@@ -117,37 +119,39 @@ def _parts(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, agent: str | 
 
 
 def _failed(repo: Repo, sid: str, path: str, why: str) -> None:
-    committed = _watermark(repo, sid)
+    committed, ignored = _watermark(repo, sid)
     captures.save(repo, captures.State(sid, _redacted(os.path.basename(path)), committed.line,
-                                       committed, _redacted(why), ""))
+                                       committed, _redacted(why), "", tuple(ignored)))
 
 
-def _resume(repo: Repo, sid: str) -> tuple[Mark, Mark]:
-    """(the last commit's mark, where to resume): this clone's own state when it read further
-    past that same commit, else the commit's mark."""
-    committed = _watermark(repo, sid)
+def _resume(repo: Repo, sid: str) -> tuple[Mark, Mark, tuple[str, ...]]:
+    """(the last commit's mark, where to resume, watermarks not trusted): this clone's own state
+    when it read further past that same commit, else the commit's mark."""
+    committed, ignored = _watermark(repo, sid)
     state = captures.load(repo, sid)
     if state and state.committed == committed.line and state.mark.line >= committed.line and state.mark.offset >= 0:
-        return committed, state.mark
-    return committed, committed
+        return committed, state.mark, tuple(ignored)
+    return committed, committed, tuple(ignored)
 
 
 def _part(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, agent: str | None) -> tuple[Report, bool]:
-    committed, mark = _resume(repo, sid)
+    committed, mark, ignored = _resume(repo, sid)
     s = stretch.read(path, fmt, sid, mark)  # no lock held while the transcript is read
     if s.first:
         with txn.locked(repo):
             now = _resume(repo, sid)
-            if now != (committed, mark):  # another capture committed meanwhile: read on from its mark
-                committed, mark = now
+            if now[:2] != (committed, mark):  # another capture committed meanwhile: read on from its mark
+                committed, mark, ignored = now
                 s = stretch.read(path, fmt, sid, mark)
             if s.first:
-                return _commit(repo, cfg, path, s, agent, committed), s.more
-    captures.save(repo, captures.State(sid, _redacted(os.path.basename(path)), committed.line, s.end, "", ""))
+                return _commit(repo, cfg, path, s, agent, committed, ignored), s.more
+    captures.save(repo, captures.State(sid, _redacted(os.path.basename(path)), committed.line, s.end, "", "",
+                                       ignored))
     return Report(sid, s.fmt, None, [], s.skipped, 0, None, skipped_lines=s.shown, rewritten=s.rewritten), False
 
 
-def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, agent: str | None, committed: Mark) -> Report:
+def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, agent: str | None, committed: Mark,
+            ignored: tuple[str, ...] = ()) -> Report:
     """Write and commit the stretch's memories (under the repository lock)."""
     txn.clear_killed(repo, contract.CAPTURE_COMMITTING)  # a capture killed inside `git commit`
     sid, harness, first, last = s.session, s.fmt, s.first, s.last
@@ -175,10 +179,10 @@ def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, agent: str |
     # A new name is held by no file, tracked or not (locate.known lists both): only a .gitignore
     # rule can stand in the way, asked of git once for all of them.
     fresh = [p for p in writes if p not in leftovers]
-    ignored = _ignored(repo, fresh)
-    if ignored:
-        raise Refused(f"capture would write {ignored[0]}, which a .gitignore rule matches; nothing was changed",
-                      f"see `git check-ignore -v {ignored[0]}`; remove the rule")
+    matched = _gitignored(repo, fresh)
+    if matched:
+        raise Refused(f"capture would write {matched[0]}, which a .gitignore rule matches; nothing was changed",
+                      f"see `git check-ignore -v {matched[0]}`; remove the rule")
     repo.require_identity()
 
     def stage() -> None:
@@ -199,17 +203,38 @@ def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, agent: str |
     with txn.marked(repo, contract.CAPTURE_COMMITTING):
         commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=agent)
     txn.follow_head(repo, cfg, since=before, paths=list(writes))  # only the new files: no full scan
-    captures.save(repo, captures.State(sid, record["transcript"], last, end, "", ""))
+    captures.save(repo, captures.State(sid, record["transcript"], last, end, "", "", ignored))
     return Report(sid, harness, (first, last), [names.display(p.partition("/")[2]) for p in writes], s.skipped,
                   redacted, commit, summarizer, skipped_lines=s.shown, rewritten=s.rewritten, duplicates=duplicates)
 
 
-def _watermark(repo: Repo, session: str) -> Mark:
-    """Where the last capture of `session` that was committed stopped (line 0: none yet)."""
-    out = repo.git("log", "-1", contract.grep(contract.CAPTURE_SESSION, session),
-                   f"--format={contract.log_field(contract.CAPTURE)}", "HEAD", "--", check=False)
+def _watermark(repo: Repo, session: str) -> tuple[Mark, list[str]]:
+    """(where the last capture of `session` committed on this machine stopped (line 0: none yet),
+    one line for each newer watermark not trusted). A watermark counts only when its commit names
+    this machine and carries the byte offset and hashes every capture now records (a peer who
+    copies this machine's id cannot know them): a capture commit pushed by a peer says nothing of
+    a transcript held here. One that names no machine (made before commits named theirs) counts
+    when this clone's own record of the session agrees with it. A mark past the transcript's real
+    end or with hashes the transcript does not match is caught by stretch.read (read from line 1,
+    and nothing already committed is written again)."""
+    out = repo.git("log", "-n", str(WATERMARKS), contract.grep(contract.CAPTURE_SESSION, session),
+                   f"--format=%x01%H%x00{contract.log_field(contract.MACHINE)}%x00{contract.log_field(contract.CAPTURE)}",
+                   "HEAD", "--", check=False)
+    me, state, ignored = access.machine_id(repo), captures.load(repo, session), []
+    for item in out.decode("utf-8", "replace").split("\x01")[1:]:
+        commit, machine, record = (item.split("\0") + ["", ""])[:3]
+        mark, machine = _mark(record), machine.strip()
+        if (machine == me and mark.offset >= 0) or (not machine and state is not None and state.committed == mark.line):
+            return mark, ignored
+        why = ("it names this machine but not the transcript's bytes" if machine == me else
+               f"made on {'machine ' + shown(machine[:40]) if machine else 'no named machine'}, not this one")
+        ignored.append(f"the capture watermark in commit {commit[:12]} (up to line {mark.line}) was not trusted: {why}")
+    return captures.NONE, ignored
+
+
+def _mark(text: str) -> Mark:
     try:
-        record = json.loads(out.decode("utf-8", "replace").strip() or "{}")
+        record = json.loads(text.strip() or "{}")
     except (ValueError, RecursionError):
         return captures.NONE  # a hand-written trailer: start from the beginning (captures are create-only)
     lines = record.get("lines") if isinstance(record, dict) else None
@@ -252,7 +277,7 @@ def _summarized(repo: Repo, path: str, span: tuple[int, int]) -> tuple[list[tupl
     return list(found), why
 
 
-def _ignored(repo: Repo, paths: list[str]) -> list[str]:
+def _gitignored(repo: Repo, paths: list[str]) -> list[str]:
     if not paths:
         return []
     proc = run(["check-ignore", "--no-index", "--stdin", "-z"], repo.root, check=False,

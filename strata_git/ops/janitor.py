@@ -141,10 +141,11 @@ def run(repo: Repo, cfg: Config, *, dry_run: bool, now: int | None = None) -> Re
 
 
 def cycle(repo: Repo, cfg: Config, dry_run: bool = False, now: int | None = None) -> Result:
-    """`git strata janitor`: one cycle under the repository lock (refused at once if another runs),
-    then, with archive.prune on, the archive's push, verification and prune (a failure is reported
-    and the next cycle retries); index.md and the shadow index follow."""
-    with txn.locked(repo, wait=0) as recovered:
+    """`git strata janitor`: one cycle under the repository lock (it waits its turn behind writes,
+    up to txn.LOCK_WAIT; refused at once if another janitor runs), then, with archive.prune on, the
+    archive's push, verification and prune (a failure is reported and the next cycle retries);
+    index.md and the shadow index follow."""
+    with txn.locked(repo, role="janitor") as recovered:
         result = run(repo, cfg, dry_run=dry_run, now=now)
         if recovered and result.recovered == "clean":
             result = result._replace(recovered=recovered)
@@ -182,13 +183,14 @@ def message(plan: rules.Plan, notes: list[str] = ()) -> str:
     return f"strata: {plan.summary()}\n\n" + "\n".join(lines) + "\n"
 
 
-def write_records(repo: Repo, cfg: Config, moves: list[tuple[str, str]], head: str) -> int:
+def write_records(repo: Repo, cfg: Config, moves: list[tuple[str, str]], head: str) -> dict[str, str]:
     """Shadow records for the memories `moves` archive, on this machine's shadow ref, before the
     commit that archives them (a record is keyed by blob, so one left by a killed cycle is
-    simply there already when the cycle runs again)."""
+    simply there already when the cycle runs again); {blob: its record's id}, which the commit
+    names (Strata-Record) so that no record a peer pushes later can stand in for it."""
     sources = [src for src, dst in moves if dst.startswith("archive/")]
     if not sources:
-        return 0
+        return {}
     blobs = sorted({oid for _, oid in repo.tree_entries(head, sources).values()})
     made = {blob: records.make(raw, blob, cfg.record_max_terms)
             for blob, raw in zip(blobs, repo.objects(blobs), strict=True) if raw is not None}
@@ -200,6 +202,7 @@ def apply(repo: Repo, plan: rules.Plan, cfg: Config, date: int | None = None,
     """Make the plan's one commit and bring index and working tree to it; the new commit id.
     `added` are files the commit also writes or (None) deletes: summaries; `notes` more trailer lines."""
     moves = [tuple(m.paths) for m in plan.moves]
-    write_records(repo, cfg, moves, plan.head)
+    bound = write_records(repo, cfg, moves, plan.head)
+    notes = [*notes, *(f"{contract.RECORD}: {blob} {note}" for blob, note in sorted(bound.items()))]
     return txn.move(repo, plan.head, moves, lambda entries: message(plan, notes),
                     identity_env(cfg.janitor_name, cfg.janitor_email, date), f"strata: {plan.summary()}", added)

@@ -29,7 +29,7 @@ def reindex(repo: Repo, cfg: Config) -> dict:
         except StrataError as e:
             unreachable = e.message
         made = {b: records.make(data, b, cfg.record_max_terms) for b, data in raw.items() if data is not None}
-        written = records.write(repo, made, (cfg.janitor_name, cfg.janitor_email))
+        written = len(records.write(repo, made, (cfg.janitor_name, cfg.janitor_email)))
         catalog.reset(repo)
         archived = shadow.build(repo, repo.head())
         scan = index_md.refresh(repo, cfg.max_memory_bytes)

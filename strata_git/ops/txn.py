@@ -1,8 +1,9 @@
 """The transaction: how every operation that commits changes the repository, safe under SIGKILL
 at any instant.
 
-- `locked()`: the repository lock (flock: released by the kernel when its holder dies), which
-  first finishes or undoes a move a killed process left (`recover()`).
+- `locked()`: the repository lock (flock: released by the kernel when its holder dies; waiters
+  are served in turn through a second flock, the queue), which first finishes or undoes a move a
+  killed process left (`recover()`).
 - `commit()`: one commit of exactly the given paths, with the files put back if it fails.
 - `move()`: a commit of renames made from trees, never from the working tree (the janitor,
   recall), and `advance()`: HEAD moved to a commit made elsewhere (a sync). Both follow this
@@ -30,7 +31,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import NamedTuple
 
 from strata_git.core import contract, names
@@ -38,7 +39,7 @@ from strata_git.core.config import Config
 from strata_git.errors import Refused
 from strata_git.gitio import partial, procs, safefs
 from strata_git.gitio.git import Repo, run
-from strata_git.store import index_md, shadow
+from strata_git.store import access, index_md, shadow
 
 JOURNAL, INDEX = contract.JOURNAL, contract.TXN_INDEX
 # The temporary index is private to the janitor, which holds the repository lock: a lock file
@@ -107,7 +108,8 @@ def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dic
     # --missing-ok: in a pruned clone the archived blobs are promised by the remote, not held here
     # (every entry comes from `old`'s tree, so none can be truly missing).
     tree = repo.git("write-tree", "--missing-ok", env=index_env).decode().strip()
-    new = repo.git("commit-tree", tree, "-p", old, input=text(entries).encode("utf-8"),
+    message = text(entries).rstrip("\n") + f"\n{contract.MACHINE}: {access.machine_id(repo)}\n"
+    new = repo.git("commit-tree", tree, "-p", old, input=message.encode("utf-8"),
                    env=identity).decode().strip()
     _write_journal(repo, {"old": old, "new": new, "moves": moves, "pid": os.getpid()})
     moved = run(["update-ref", "-m", reflog, "HEAD", new, old], repo.root, check=False)
@@ -276,29 +278,57 @@ class Change(NamedTuple):
 
 
 LOCK_WAIT = 30.0
+POLL = 0.005  # seconds between tries of a lock another process holds (flock cannot time out)
+
+
+def _open_lock(repo: Repo, name: str) -> int:
+    return os.open(_state_path(repo, name), os.O_RDWR | os.O_CREAT, 0o644)
+
+
+def _take(fd: int, deadline: float) -> bool:
+    """flock `fd` exclusively, trying until `deadline` (time.monotonic()); whether it was taken.
+    Polled, not blocking: a blocking flock can only be cut short by a signal, which only the
+    main thread receives, and the MCP server and the watcher lock from other threads."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL)
 
 
 @contextmanager
-def locked(repo: Repo, wait: float = LOCK_WAIT) -> Iterator[str]:
+def locked(repo: Repo, wait: float = LOCK_WAIT, role: str | None = None) -> Iterator[str]:
     """Hold the repository lock for the block; yields what recovering a killed move did ("" when
-    there was nothing to recover). The kernel releases the lock when its holder dies, so it is
-    never stale."""
-    fd = os.open(_state_path(repo, contract.LOCK), os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + wait
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise Refused("another git-strata process (a janitor or a write) is changing this "
-                                  "repository", "wait for it to finish, then try again") from None
-                time.sleep(0.05)
+    there was nothing to recover). Refused when it is not had within `wait` seconds.
+
+    Waiters are served in turn: each first takes the queue lock, then waits for the repository
+    lock holding it, and lets go of the queue once it has the repository lock; so a process that
+    waits is next, whoever comes after. With a `role` ("janitor"), a second process of the same
+    role is refused at once rather than queued behind the first. Every lock is a flock, released
+    by the kernel when its holder dies, so none is ever stale."""
+    with ExitStack() as held_here:
+        if role is not None:
+            fd = _open_lock(repo, f"{contract.LOCK}.{role}")
+            held_here.callback(os.close, fd)
+            if not _take(fd, 0):
+                raise Refused(f"another git-strata process (a {role}) is already running on this repository",
+                              "wait for it to finish, then try again")
+        deadline = time.monotonic() + wait
+        fd = _open_lock(repo, contract.LOCK)
+        held_here.callback(os.close, fd)
+        queue = _open_lock(repo, contract.LOCK_QUEUE)
+        try:
+            taken = _take(queue, deadline) and _take(fd, deadline)
+        finally:
+            os.close(queue)  # served (or refused): the next waiter's turn to queue
+        if not taken:
+            raise Refused("another git-strata process (a janitor or a write) is changing this repository",
+                          "wait for it to finish, then try again")
         # A janitor, recall or sync killed mid-move: finish it first.
         yield recover(repo) if os.path.exists(_state_path(repo, JOURNAL)) else ""
-    finally:
-        os.close(fd)
 
 
 def held(repo: Repo) -> bool:
@@ -329,8 +359,7 @@ def commit(repo: Repo, paths: list[str], stage: Callable[[], None], subject: str
     before = repo.head()
     saved = {p: safefs.read(repo.root, p, 1 << 62) if safefs.kind(repo.root, p) == "file" else None
              for p in paths} if restore else {}
-    if agent:
-        trailers = {**trailers, contract.AGENT: agent}
+    trailers = {**trailers, **({contract.AGENT: agent} if agent else {}), contract.MACHINE: access.machine_id(repo)}
     try:
         stage()
         return repo.commit(paths, subject, contract.trailers(trailers))

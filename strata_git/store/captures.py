@@ -17,6 +17,7 @@ from strata_git.gitio.git import Repo
 
 FOLDER = "captures"
 KEEP = 1000  # session files kept; the oldest go first
+MAX_IGNORED = 5  # untrusted watermarks kept in a session's state for `status`
 
 
 class Mark(NamedTuple):
@@ -38,6 +39,7 @@ class State(NamedTuple):
     mark: Mark  # how far this clone read past it
     problem: str  # why the last capture made no progress ("" when it did)
     when: str
+    ignored: tuple[str, ...] = ()  # capture watermarks in history not trusted (made on another machine)
 
 
 def _folder(repo: Repo) -> str:
@@ -53,7 +55,9 @@ def load(repo: Repo, session: str) -> State | None:
         if all(isinstance(v, str) for v in fields) and all(type(v) is int and 0 <= v < 1 << 50
                                                            for v in (data["committed"], mark.line)) \
                 and type(mark.offset) is int and mark.offset >= -1:
-            return State(session, data["transcript"], data["committed"], mark, data["problem"], data["when"])
+            ignored = data.get("ignored", [])
+            ignored = tuple(i for i in ignored if isinstance(i, str))[:MAX_IGNORED] if isinstance(ignored, list) else ()
+            return State(session, data["transcript"], data["committed"], mark, data["problem"], data["when"], ignored)
     except (OSError, ValueError, TypeError, KeyError):
         pass
     return None
@@ -63,7 +67,8 @@ def save(repo: Repo, state: State) -> None:
     """Written whole (temporary file, then rename); a failure to write is not the capture's."""
     folder = _folder(repo)
     record = {"transcript": state.transcript, "committed": state.committed, "mark": list(state.mark),
-              "problem": state.problem, "when": state.when or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+              "problem": state.problem, "ignored": list(state.ignored[:MAX_IGNORED]),
+              "when": state.when or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, f"{state.session}.json")
@@ -96,4 +101,5 @@ def problems(repo: Repo) -> list[str]:
         if state and state.problem:
             out.append(shown(f"capture of session {state.session} ({state.transcript}) made no progress since "
                              f"{state.when}: {state.problem}"))
+        out += [shown(f"capture of session {state.session}: {line}") for line in state.ignored] if state else []
     return out

@@ -31,6 +31,10 @@ from strata_git.gitio.git import Repo
 VERSION = 2
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a 1 MiB memory's record is about its size: far above any real one
 MAX_TAGS = 100
+# A record costs at most what its blob would: its size is within the memory size limit, and its
+# words spelled out (each token as often as counted, a space after each) within EXPANSION times
+# that size (NFKC can spell a character out as several: U+FDFD, 3 bytes, is 18 characters).
+EXPANSION = 8
 _OID = re.compile(r"[0-9a-f]{40}")
 
 
@@ -67,8 +71,8 @@ def make(raw: bytes, blob: str, cap: int = 0) -> bytes:
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def parse(raw: bytes | None, blob: str) -> Record | str:
-    """The record in `raw` if it is a valid one for `blob`, else why not (one line)."""
+def parse(raw: bytes | None, blob: str, limit: int = 1 << 40) -> Record | str:
+    """The record in `raw` if it is a valid one for `blob` of at most `limit` bytes, else why not (one line)."""
     if raw is None:
         return "its content is missing here"
     if len(raw) > MAX_RECORD_BYTES:
@@ -88,9 +92,14 @@ def parse(raw: bytes | None, blob: str) -> Record | str:
     if not all(isinstance(t, str) for t in texts) or not isinstance(tags, list) or len(tags) > MAX_TAGS \
             or not all(isinstance(t, str) for t in tags):
         return "title, type, tags or preview of the wrong type"
+    if size > limit:
+        return f"it claims a blob of {size} bytes, over the {limit}-byte memory size limit"
     counts = _counts(words)
     if counts is None:
         return "its words are not `token` or `token:count` items"
+    if sum(n * (len(t) + 1) for t, n in counts.items()) > EXPANSION * size + 64 \
+            or len(texts[0]) + sum(len(t) for t in tags) > size + 64:
+        return f"its counts, title or tags are more than a blob of {size} bytes holds"
     from strata_git.core import entries
 
     title, type_, preview = (entries.clean(t) for t in texts)
@@ -178,32 +187,50 @@ def listing(repo: Repo, commits: list[str]) -> dict[str, list[str]]:
     return {blob: sorted(notes) for blob, notes in found.items()}
 
 
-def load(repo: Repo, wanted: dict[str, list[str]]) -> tuple[dict[str, Record], list[str]]:
+class Choice(NamedTuple):
+    """How records are chosen among the candidates for each blob (see _choose)."""
+
+    bound: dict[str, str] = {}  # blob -> the record id history names for it (a Strata-Record trailer)
+    limit: int = 1 << 40  # the memory size limit: a record claiming a larger blob is refused
+    own: frozenset[str] = frozenset()  # record ids on this machine's own shadow ref
+
+
+PLAIN = Choice()  # nothing bound, no limit but the record's own, no machine preferred
+
+def load(repo: Repo, wanted: dict[str, list[str]], choice: Choice = PLAIN) -> tuple[dict[str, Record], list[str]]:
     """The records of the blobs in `wanted` ({blob: candidate note ids}) and a one-line warning per
-    candidate refused. The first valid candidate wins, so every clone chooses alike."""
+    candidate refused (see _choose)."""
     order = sorted({note for notes in wanted.values() for note in notes})
     texts = dict(zip(order, repo.objects(order), strict=True)) if order else {}
-    return _choose({blob: {note: texts.get(note) for note in notes} for blob, notes in wanted.items()})
+    return _choose({blob: {note: texts.get(note) for note in notes} for blob, notes in wanted.items()}, choice)
 
 
-def find(repo: Repo, blobs: list[str], commits: list[str] | None = None) -> tuple[dict[str, Record], list[str]]:
-    """The records of `blobs` on the shadow refs (or `commits`), chosen as load() chooses. A few
+def find(repo: Repo, blobs: list[str], commits: list[str] | None = None, choice: Choice = PLAIN
+         ) -> tuple[dict[str, Record], list[str]]:
+    """The records of `blobs` on the shadow refs (or `commits`), chosen as _choose() chooses. A few
     blobs are looked up by path in each ref; many, from one listing of every ref's tree."""
-    commits = sorted(set(refs(repo).values())) if commits is None else commits
+    held = refs(repo)
+    commits = sorted(set(held.values())) if commits is None else commits
     if not blobs or not commits:
         return {}, []
+    mine = held.get(own_ref(repo))
     if len(blobs) * len(commits) > 4000:
         wanted = set(blobs)
-        return load(repo, {b: n for b, n in listing(repo, commits).items() if b in wanted})
+        own = {n for notes in listing(repo, [mine]).values() for n in notes} if mine in commits else set()
+        wanted_notes = {b: n for b, n in listing(repo, commits).items() if b in wanted}
+        return load(repo, wanted_notes, choice._replace(own=frozenset(own)))
     names = [f"{c}:{_path(b)}" for b in blobs for c in commits]
     texts = dict(zip(names, repo.objects(names), strict=True))
     candidates: dict[str, dict[str, bytes]] = {}
+    own = set()
     for b in blobs:
         for c in commits:
             raw = texts[f"{c}:{_path(b)}"]
             if raw is not None:
                 candidates.setdefault(b, {})[_oid(raw)] = raw
-    return _choose({b: found for b, found in candidates.items()})
+                if c == mine:
+                    own.add(_oid(raw))
+    return _choose(candidates, choice._replace(own=frozenset(own)))
 
 
 def _oid(raw: bytes) -> str:
@@ -212,17 +239,40 @@ def _oid(raw: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
 
 
-def _choose(candidates: dict[str, dict[str, bytes | None]]) -> tuple[dict[str, Record], list[str]]:
-    """{blob: Record} taking, for each blob, the first valid candidate in note-id order."""
+def _choose(candidates: dict[str, dict[str, bytes | None]], choice: Choice = PLAIN
+            ) -> tuple[dict[str, Record], list[str]]:
+    """{blob: Record} and warnings. A blob whose archive commit names its record (choice.bound)
+    gets that record or none: every other candidate, valid or not, is a record history does not
+    vouch for, and is listed. A blob archived before commits named records takes this machine's
+    own record, else the first valid candidate in note-id order (so every clone chooses alike);
+    valid candidates that disagree are listed."""
     found: dict[str, Record] = {}
     warnings = []
     for blob, notes in sorted(candidates.items()):
+        valid: dict[str, Record] = {}
         for note in sorted(notes):
-            rec = parse(notes[note], blob)
+            rec = parse(notes[note], blob, choice.limit)
             if isinstance(rec, Record):
-                found[blob] = rec
-                break
-            warnings.append(f"shadow record {note[:12]} for blob {blob[:12]} skipped: {rec}")
+                valid[note] = rec
+            else:
+                warnings.append(f"shadow record {note[:12]} for blob {blob[:12]} skipped: {rec}")
+        bound = choice.bound.get(blob)
+        if bound:
+            if bound in valid:
+                found[blob] = valid[bound]
+            else:
+                warnings.append(f"shadow record {bound[:12]} that history names for blob {blob[:12]} is not here "
+                                "(or not valid) yet: the memory is found by its name until it arrives")
+            warnings += [f"shadow record {note[:12]} for blob {blob[:12]} ignored: history names {bound[:12]}"
+                         for note in valid if note != bound]
+            continue
+        if not valid:
+            continue
+        chosen = min(valid, key=lambda note: (note not in choice.own, note))
+        found[blob] = valid[chosen]
+        if len(valid) > 1:
+            warnings.append(f"shadow records for blob {blob[:12]} disagree and history names none; "
+                            f"{chosen[:12]} is used ({', '.join(n[:12] for n in valid if n != chosen)} not)")
     return found, warnings
 
 
@@ -232,16 +282,18 @@ def own_ref(repo: Repo) -> str:
     return contract.SHADOW_REFS + access.machine_id(repo)
 
 
-def write(repo: Repo, made: dict[str, bytes], author: tuple[str, str], now: int | None = None) -> int:
+def write(repo: Repo, made: dict[str, bytes], author: tuple[str, str], now: int | None = None) -> dict[str, str]:
     """Add records ({blob: record bytes}) to this machine's ref in one commit, skipping blobs it
-    already holds; the number added. One `git fast-import` writes every record and the commit
-    as a single pack (50,000 records would otherwise be 50,000 loose objects)."""
+    already holds; {blob: the id of its record on the ref} for every blob of `made`, added now
+    or held before. One `git fast-import` writes every record and the commit as a single pack
+    (50,000 records would otherwise be 50,000 loose objects)."""
     ref = own_ref(repo)
     old = repo.git("rev-parse", "-q", "--verify", ref + "^{commit}", check=False).decode().strip()
-    held = set(listing(repo, [old])) if old else set()
+    held = {blob: notes[0] for blob, notes in listing(repo, [old]).items() if blob in made} if old else {}
     new = {blob: rec for blob, rec in made.items() if blob not in held and _OID.fullmatch(blob)}
+    ids = {**held, **{blob: _oid(rec) for blob, rec in new.items()}}
     if not new:
-        return 0
+        return ids
     stamp = int(time.time()) if now is None else now
     subject = f"strata: {len(new)} shadow record{'s' if len(new) != 1 else ''}".encode()
     # The identity comes from the shared config: nothing in it may end the line (or the <email>)
@@ -257,4 +309,4 @@ def write(repo: Repo, made: dict[str, bytes], author: tuple[str, str], now: int 
 
     clear_stale_lock(repo, os.path.join(repo.git_dir, ref + ".lock"))
     repo.git("fast-import", "--quiet", "--done", input=b"".join(parts) + b"done\n")
-    return len(new)
+    return ids

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
@@ -31,7 +32,8 @@ from strata_git.core import contract, entries, names, textindex
 from strata_git.gitio.git import Repo
 from strata_git.store import catalog, records
 
-VERSION = "6"  # of how rows are made from records: another value rebuilds them
+_OID = re.compile(r"[0-9a-f]{40}")
+VERSION = "7"  # of how rows are made from records: another value rebuilds them
 MAX_WARNINGS = 20
 
 
@@ -103,11 +105,41 @@ def _from_record(path: str, rec: records.Record, commit: str) -> tuple[Row, Coun
         Counter(rec.counts)
 
 
+def _bound(repo: Repo, archived: dict[str, str], commits: dict[str, str]) -> dict[str, str]:
+    """{blob: record id} as the commit that archived each path names it (Strata-Record trailers):
+    a janitor commit names the record of every blob it archives; older ones name none."""
+    wanted = sorted({c for c in commits.values() if c})
+    if not wanted:
+        return {}
+    field = contract.log_field(contract.RECORD, "%x1e")
+    out = repo.git("log", "--no-walk=unsorted", "--stdin", "--no-renames", f"--format=%x01%H%x00{field}",
+                   input="\n".join(wanted).encode())
+    named: dict[str, dict[str, str]] = {}
+    for item in out.decode("utf-8", "replace").split("\x01")[1:]:
+        commit, _, values = item.partition("\0")
+        pairs = (value.split() for value in values.split("\x1e"))
+        named[commit] = {p[0]: p[1] for p in pairs if len(p) == 2 and _OID.fullmatch(p[0]) and _OID.fullmatch(p[1])}
+    return {blob: named[commits[path]][blob] for path, blob in archived.items()
+            if blob in named.get(commits.get(path, ""), {})}
+
+
+def _choice(repo: Repo, archived: dict[str, str], commits: dict[str, str]) -> records.Choice:
+    from strata_git.core import config
+    from strata_git.errors import BadConfig
+
+    try:
+        limit = config.load(repo.root, repo.state_dir()).max_memory_bytes
+    except BadConfig:
+        limit = config.Config().max_memory_bytes
+    return records.Choice(bound=_bound(repo, archived, commits), limit=limit)
+
+
 def _made(repo: Repo, archived: dict[str, str], head: str, refs: dict[str, str],
           commits: dict[str, str] | None = None) -> tuple[list[tuple[Row, Counter[str]]], list[str]]:
     """Rows (with their body tokens) for {path: blob}, from records, else old trailers, else the name."""
     blobs = set(archived.values())
-    found, warnings = records.find(repo, sorted(blobs), sorted(set(refs.values())))
+    found, warnings = records.find(repo, sorted(blobs), sorted(set(refs.values())),
+                                   _choice(repo, archived, commits or {}))
     legacy = _legacy(repo, [head], blobs - found.keys()) if head else {}
     made = []
     for path, blob in sorted(archived.items()):
@@ -152,7 +184,9 @@ def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
     rows = {r[0]: (_as_row(r[:9]), r[9], r[10]) for r in found if r}
     if not rows:
         return
-    full, _ = records.find(repo, sorted({r.blob for r, _, _ in rows.values() if r.source == "record"}))
+    chosen = {p: r.blob for p, (r, _, _) in rows.items() if r.source == "record"}
+    full, _ = records.find(repo, sorted(set(chosen.values())), None,
+                           _choice(repo, chosen, {p: rows[p][0].commit for p in chosen}))
     legacy = _legacy(repo, sorted({r.commit for r, _, _ in rows.values() if r.source == "trailer"}),
                      {r.blob for r, _, _ in rows.values() if r.source == "trailer"}, walk=False)
     for path, (row, digest, row_id) in rows.items():
@@ -248,16 +282,24 @@ def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[
 
 
 def _upgrade(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]) -> None:
-    """New records arrived (a sync, a reindex): rebuild the rows that lacked one."""
-    rows = db.execute("SELECT path, blob, commit_id FROM archived WHERE source != 'record'").fetchall()
-    lacking, commits = {p: b for p, b, _ in rows}, {p: c for p, _, c in rows}
+    """New records arrived (a sync, a reindex): rebuild the rows that lacked one, and list the
+    records that disagree with the one chosen (a blob with more than one candidate)."""
+    rows = db.execute("SELECT path, blob, commit_id, source FROM archived").fetchall()
+    lacking = {p: b for p, b, _, source in rows if source != "record"}
+    commits = {p: c for p, _, c, _ in rows}
     catalog.affordable(len(lacking), "the shadow index")
+    warnings: list[str] = []
     if lacking:
-        made, warnings = _made(repo, lacking, head, refs, commits)
+        made, warnings = _made(repo, lacking, head, refs, {p: commits[p] for p in lacking})
         better = [(r, body) for r, body in made if r.source == "record"]
         _delete(repo, db, [r.path for r, _ in better])
         _insert(db, better)
-    _set_state(db, head, refs, None)
+    several = {b for b, notes in records.listing(repo, sorted(set(refs.values()))).items() if len(notes) > 1}
+    disputed = {p: b for p, b, _, source in rows if b in several and p not in lacking}
+    if disputed:
+        warnings += records.find(repo, sorted(set(disputed.values())), sorted(set(refs.values())),
+                                 _choice(repo, disputed, {p: commits[p] for p in disputed}))[1]
+    _set_state(db, head, refs, warnings)
 
 
 def refresh(repo: Repo) -> str:

@@ -9,7 +9,8 @@ One round:
 4. integrate: nothing to do, a fast-forward, or a merge commit made by name (merge.py),
    so conflicts never stop the round and never lose an edit;
 5. push the branch and this machine's access ref, never forced. If another machine pushed
-   in between, the push is rejected and the round goes back to 3 (at most five times).
+   in between (the push is rejected, or the remote's update of the ref loses the race to the
+   other push), the round goes back to 3 after a short random pause (at most ten times).
 
 HEAD moves by the janitor's journaled compare-and-swap protocol, so a sync killed at
 any instant is finished or undone by the next git-strata command that recovers. The
@@ -22,7 +23,9 @@ simply gets the lost commits again, since this clone still has them.
 from __future__ import annotations
 
 import os
+import random
 import subprocess
+import time
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -38,9 +41,20 @@ from strata_git.ops.sync import localedits, merge, mirror
 from strata_git.ops.sync.remotes import Where, where
 from strata_git.store import access, records
 
-ATTEMPTS = 5
+ATTEMPTS = 10
 TRACKING = "refs/remotes/{remote}/"
-RETRY = ("(fetch first)", "(non-fast-forward)", "(stale info)", "(already exists)")
+# The remote's own update of the ref lost a race: another push to it (or its gc packing refs) held
+# the ref's lock, or moved it between the check and the update. git 2.39 answers
+# `[remote rejected] (failed to update ref)` (its stderr: `cannot lock ref ...: File exists` or
+# `... is at X but expected Y`); newer ones `(incorrect old value provided)` or
+# `(reference already exists)`, older ones `(failed to lock)` or the `cannot lock ref` text itself.
+RACES = ("(failed to update ref)", "(failed to lock)", "(cannot lock ref", "(incorrect old value provided)",
+         "(reference already exists)", "(unable to update local ref)")
+# Rejections that go away by fetching and pushing again: the remote moved meanwhile.
+RETRY = ("(fetch first)", "(non-fast-forward)", "(stale info)", "(already exists)", *RACES)
+# Before fetching again, a random pause of up to BACKOFF seconds, doubled at each attempt (at most
+# BACKOFF_MAX): machines that keep pushing at the same instant spread out.
+BACKOFF, BACKOFF_MAX = 0.1, 2.0
 
 
 class Result(NamedTuple):
@@ -159,7 +173,7 @@ def _refs(repo: Repo, names: list[str]) -> dict[str, str]:
 
 # -- 4. integrate ----------------------------------------------------------------------
 
-def _message(remote: str, branch: str, theirs: str, merged: merge.Merged) -> str:
+def _message(remote: str, branch: str, theirs: str, merged: merge.Merged, machine: str) -> str:
     kept = len(merged.conflicts)
     subject = f"strata: sync with {remote}/{branch}" + (f" ({kept} kept beside)" if kept else "")
     trailers = [(contract.SYNC, f"{remote}/{branch} {theirs}")]
@@ -168,7 +182,7 @@ def _message(remote: str, branch: str, theirs: str, merged: merge.Merged) -> str
             trailers.append((contract.CONFLICT, f"{d.name} -> {d.beside.path}"))
         else:
             trailers.append((contract.MERGE, f"{d.name}: {d.how}"))
-    return contract.message(subject, trailers)
+    return contract.message(subject, [*trailers, (contract.MACHINE, machine)])
 
 
 def _decision(d: merge.Decision) -> dict:
@@ -241,8 +255,9 @@ def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, 
         if dry_run:
             return "would merge", ours, merged.decisions, []
         identity = git.identity_env(cfg.janitor_name, cfg.janitor_email)
-        new = repo.git("commit-tree", merged.tree, "-p", ours, "-p", theirs,
-                       input=_message(w.remote, branch, theirs, merged).encode("utf-8"), env=identity).decode().strip()
+        text = _message(w.remote, branch, theirs, merged, access.machine_id(repo))
+        new = repo.git("commit-tree", merged.tree, "-p", ours, "-p", theirs, input=text.encode("utf-8"),
+                       env=identity).decode().strip()
         how, decisions = "merge", merged.decisions
     if dry_run:
         return f"would {how}", ours or "", decisions, []
@@ -254,8 +269,10 @@ def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, 
 
 # -- 5. push ---------------------------------------------------------------------------
 
-def push(repo: Repo, w: Where, refspecs: list[str]) -> bool:
-    """Push (never forced); False when the remote moved meanwhile (fetch and try again)."""
+def push(repo: Repo, w: Where, refspecs: list[str], last: bool = False) -> bool:
+    """Push (never forced); False when the remote moved meanwhile or its ref update lost a race
+    (fetch and try again). On the `last` attempt a lost race is refused with the remote's words:
+    one that never goes away is a lock file a crashed git left there."""
     if not refspecs:
         return True
     proc = run(["push", "--porcelain", "--", w.remote, *refspecs], repo.root, check=False)
@@ -271,12 +288,22 @@ def push(repo: Repo, w: Where, refspecs: list[str]) -> bool:
         return True
     said = proc.stdout.decode("utf-8", "replace")
     rejected = [line for line in said.splitlines() if line.startswith("!")]
-    if rejected and all(any(mark in line for mark in RETRY) for line in rejected):
+    again = bool(rejected) and all(any(mark in line for mark in RETRY) for line in rejected)
+    raced = [line for line in rejected if any(mark in line for mark in RACES)]
+    if again and not (last and raced):
         return False
+    told = [line[len("remote: "):].strip() for line in proc.stderr.decode("utf-8", "replace").splitlines()
+            if line.startswith("remote: ") and line[len("remote: "):].strip()]
+    if again:  # the last attempt, and the remote's update of the ref failed once more
+        why = raced[0].split("\t")[-1].strip()
+        locks = [line for line in told if "cannot lock ref" in line] or told
+        raise Refused(f"{w.remote} failed to update its refs, on the last of {ATTEMPTS} attempts: {why}"
+                      f"{': ' + locks[0] if locks else ''}; local work is committed here "
+                      f"(HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
+                      "run `git strata sync` again; if this keeps happening and nothing else pushes there, a git "
+                      "that crashed on the remote left a .lock file beside the ref: remove it")
     if rejected:
         why = rejected[0].split("\t")[-1].strip()
-        told = [line[len("remote: "):].strip() for line in proc.stderr.decode("utf-8", "replace").splitlines()
-                if line.startswith("remote: ") and line[len("remote: "):].strip()]
         raise Refused(f"{w.remote} refused the push: {why}{': ' + told[-1] if told else ''}; "
                       f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
                       "ask whoever runs the remote why it refuses; the next sync pushes again")
@@ -325,6 +352,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
     integrated, rewound, incoming = "up to date", 0, 0
     for attempt in range(1, ATTEMPTS + 1):
         if attempt > 1:
+            time.sleep(random.uniform(0, min(BACKOFF_MAX, BACKOFF * 2 ** (attempt - 2))))
             _note(progress, f"fetching from {w.remote} again (another machine pushed first)")
             listed = localedits.status(repo)
         fetch(repo, w, started if attempt == 1 else None)
@@ -357,7 +385,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
             if refs.get(ref) and refs.get(ref) != refs.get(there):
                 specs.append(f"{ref}:{ref}")
         _note(progress, f"pushing to {w.remote}")
-        if push(repo, w, specs):
+        if push(repo, w, specs, last=attempt == ATTEMPTS):
             for ref, oid in ((tracking, head), (mine_there, refs.get(mine)), (shadow_there, refs.get(shadow_mine))):
                 if specs and oid:  # what the remote has now, as a fetch would record it
                     repo.git("update-ref", ref, oid)
