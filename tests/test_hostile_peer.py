@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from test_agent_harness import claude_line
-from test_archive import archived_blobs, seed_archive
+from test_archive import archived_blobs, seed_archive, shadow_rows
 
 from conftest import bare_remote, git, strata
 
@@ -66,6 +66,13 @@ def team(mem: Path, tmp_path: Path):
     return mem, peer, remote
 
 
+def fresh_clone(repo: Path) -> Path:
+    url = git(repo, "remote", "get-url", "origin").stdout.decode().strip()
+    fresh = repo.parent / "fresh"
+    assert strata(repo.parent, "clone", url, str(fresh)).returncode == 0
+    return fresh
+
+
 def forged_record(blob: str, real_note: str, words: str) -> bytes:
     """A valid-looking record for `blob` saying `words`, whose id sorts before the real one (so the
     old rule, first valid candidate in id order, would have taken it)."""
@@ -84,11 +91,13 @@ def test_a_forged_record_for_another_machines_blob_changes_nothing_anywhere(team
     real_note = git(mem, "rev-parse", f"{own}:{blob[:2]}/{blob[2:]}").stdout.decode().strip()
     name = path[len("archive/"):-3]
     assert name in search(mem, "harbor token0000")
+    before = [r[:2] + r[3:] for r in shadow_rows(mem)]  # all but the archiving commit, which is the clone's own
     push_records(peer, "f" * 16, {blob: forged_record(blob, real_note, "Payroll all salaries")})
     assert strata(mem, "sync").returncode == 0
     fresh = tmp_path / "fresh"
     assert strata(tmp_path, "clone", str(remote), str(fresh)).returncode == 0
     for repo in (mem, fresh):
+        assert [r[:2] + r[3:] for r in shadow_rows(repo)] == before  # every row and term as before the push
         assert git(repo, "for-each-ref", "refs/strata-remotes/origin/shadow/" + "f" * 16).stdout  # it arrived
         assert search(repo, "payroll salaries") == []
         assert name in search(repo, "harbor token0000")
@@ -169,8 +178,10 @@ def test_a_shared_config_cannot_turn_the_secret_check_off(team):
     warned = proc.stderr.decode()
     assert "hooks.secrets = false" in warned and "limits.max_memory_bytes = 99999999" in warned
     assert "ignored" in warned
-    said = status(mem)
-    assert "hooks.secrets = false" in said and ".git/strata/config.toml" in said
+    for repo in (mem, fresh_clone(mem)):
+        said = status(repo)
+        assert "hooks.secrets = false" in said and ".git/strata/config.toml" in said
+        assert strata(repo, "write", "notes/key", input=f"the key is {TOKEN}\n".encode()).returncode != 0
     # write, the commit hook and capture all still refuse or redact the token
     assert strata(mem, "write", "notes/key", input=f"the key is {TOKEN}\n".encode()).returncode != 0
     (mem / "active/notes").mkdir(parents=True, exist_ok=True)
