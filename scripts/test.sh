@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Quick start 2: install git-strata with its test tools, check the architecture and the style
-# (import-linter: imports point only down the layers, no cycles; ruff), then run the whole
+# Quick start 2: install git-strata with its test tools, check the architecture, the style and the
+# types (import-linter: imports point only down the layers, no cycles; ruff; mypy), then run the whole
 # suite, one worker per core (pytest-xdist: the tests wait on git processes, so two cores halve
 # the time). pytest's own exit code is kept: 5 (no tests collected) fails like any other error.
 set -euo pipefail
@@ -9,4 +9,5 @@ source "$here/scripts/setup.sh" test
 cd "$here"
 lint-imports --no-cache
 ruff check strata_git tests bench scripts
+mypy  # the package, at the strictness pyproject.toml names ([tool.mypy])
 exec python -m pytest -n auto "$@"

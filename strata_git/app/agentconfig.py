@@ -66,20 +66,20 @@ def is_ours(cmd: object, event: str, harness: str) -> bool:
 def add_hooks(path: str, text: str, harness: str, memory: str) -> tuple[str, set[str]]:
     text, made = text if text.strip() else "{}\n", set()
     if _at(path, text, ["hooks"], "object") is None:
-        text = jsonedit.insert(text, _at(path, text, [], "object"), "hooks", {})
+        text = jsonedit.insert(text, _there(path, text, [], "object"), "hooks", {})
         made.add("hooks")
     for event in EVENTS[harness]:
         group = {"hooks": [{"type": "command", "command": command(event, harness, memory), "timeout": TIMEOUTS[event]}]}
         groups = _at(path, text, ["hooks", event], "array")
         if groups is None:
-            text = jsonedit.insert(text, _at(path, text, ["hooks"], "object"), event, [group])
+            text = jsonedit.insert(text, _there(path, text, ["hooks"], "object"), event, [group])
             made.add(f"hooks.{event}")
             continue
         spots = _spots(text, groups, event, harness)
         if len(spots) == 1 and spots[0][0] is groups and _load(text, groups, spots[0][1]) == group:
             continue  # installed as it should be
         text = _strip(path, text, harness, event)
-        text = jsonedit.insert(text, _at(path, text, ["hooks", event], "array"), None, group)
+        text = jsonedit.insert(text, _there(path, text, ["hooks", event], "array"), None, group)
     return text, made
 
 
@@ -93,7 +93,7 @@ def remove_hooks(path: str, text: str, harness: str, created: frozenset[str] | N
         if groups is not None and not groups.members and _goes(created, f"hooks.{event}", stripped != text):
             stripped, emptied = _drop(path, stripped, ["hooks", event]), True
         text = stripped
-    if not _at(path, text, ["hooks"], "object").members and _goes(created, "hooks", emptied):
+    if not _there(path, text, ["hooks"], "object").members and _goes(created, "hooks", emptied):
         text = _drop(path, text, ["hooks"])
     return text
 
@@ -140,15 +140,16 @@ def add_server(path: str, text: str, harness: str, memory: str) -> tuple[str, se
     text, made = text if text.strip() else "{}\n", set()
     want = {"command": executable(), "args": ["mcp", "--memory", memory]}
     if _at(path, text, ["mcpServers"], "object") is None:
-        text = jsonedit.insert(text, _at(path, text, [], "object"), "mcpServers", {})
+        text = jsonedit.insert(text, _there(path, text, [], "object"), "mcpServers", {})
         made.add("mcpServers")
     old = _at(path, text, ["mcpServers", SERVER], None)
     if old is None:
-        return jsonedit.insert(text, _at(path, text, ["mcpServers"], "object"), SERVER, want), made
+        return jsonedit.insert(text, _there(path, text, ["mcpServers"], "object"), SERVER, want), made
     if not _our_server(text, old):
         raise BadConfig(f'{shown(path)}: "mcpServers.{SERVER}" was not written by git-strata; nothing was changed',
                         "rename or remove that entry, then run the command again")
     value = jsonedit.load(text, old)
+    assert isinstance(value, dict)  # _our_server checked its shape
     if {"command": value["command"], "args": value["args"]} == want:
         return text, made
     return jsonedit.replace(text, old, want), made
@@ -181,6 +182,13 @@ def _our_server(text: str, node: jsonedit.Node) -> bool:
 
 # -- JSON: finding things --------------------------------------------------------------------------------
 
+def _there(path: str, text: str, keys: list[str], kind: str | None) -> jsonedit.Node:
+    """_at() of a value the caller has just found or inserted."""
+    node = _at(path, text, keys, kind)
+    assert node is not None
+    return node
+
+
 def _at(path: str, text: str, keys: list[str], kind: str | None, lenient: bool = False) -> jsonedit.Node | None:
     """The value at `keys` (objects down to it; [] the document's own), None if absent. Refused when
     a key on the way appears twice, or a value is not of the kind expected (lenient: None then)."""
@@ -208,7 +216,7 @@ def _at(path: str, text: str, keys: list[str], kind: str | None, lenient: bool =
 
 
 def _drop(path: str, text: str, keys: list[str]) -> str:
-    parent = _at(path, text, keys[:-1], "object")
+    parent = _there(path, text, keys[:-1], "object")
     return jsonedit.remove(text, parent, parent.index(keys[-1]))
 
 

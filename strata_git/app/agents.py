@@ -27,7 +27,11 @@ import signal
 import subprocess
 import sys
 import time
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from strata_git.app.vault import Vault
+    from strata_git.gitio.git import Repo
 
 HARNESSES = ("claude-code", "codex")
 EVENTS = {"claude-code": ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"),
@@ -165,10 +169,10 @@ def _answer(event: str, harness: str, repo_dir: str, payload: dict, until: float
     raise ValueError(f"unknown event {event!r}")
 
 
-def _context(event: str, vault, payload: dict) -> dict:
+def _context(event: str, vault: Vault, payload: dict[str, Any]) -> dict[str, Any]:
     """SessionStart's boot context, or UserPromptSubmit's hints."""
     if event == "SessionStart":
-        source = payload.get("source") if payload.get("source") in ("startup", "resume", "clear", "compact") \
+        source: str = payload["source"] if payload.get("source") in ("startup", "resume", "clear", "compact") \
             else "startup"
         return _context_answer(event, session_start(vault, source))
     prompt = payload.get("prompt")
@@ -183,7 +187,7 @@ def _context_answer(event: str, text: str) -> dict:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
-def session_start(vault, source: str) -> str:
+def session_start(vault: Vault, source: str) -> str:
     """The boot context, within `agent.context_chars`. After a compaction only the standing
     memory (rejections first, then decisions): the compaction summary already holds the session."""
     cap = vault.cfg.agent_context_chars
@@ -196,7 +200,7 @@ def session_start(vault, source: str) -> str:
     return text
 
 
-def prompt_hints(vault, prompt: str) -> str:
+def prompt_hints(vault: Vault, prompt: str) -> str:
     """Names and one-line gists of the few memories most relevant to `prompt`, or "" (most prompts)."""
     from strata_git.core import hygiene
 
@@ -218,7 +222,7 @@ def _capture_in_background(repo_dir: str, transcript: str, session: str | None) 
     _detached(args, repo_dir)
 
 
-def _rebuild_in_background(repo) -> str:
+def _rebuild_in_background(repo: Repo) -> str:
     """Start REBUILD detached, unless another git-strata process holds the repository lock (a
     janitor, a capture, a reindex: most bring the catalog up to date before they let go, and a
     rebuild would wait for it; a later hook starts one if it is still needed) or the rebuild a hook

@@ -148,7 +148,7 @@ def apply(changes: list[FileChange], state: State, home: str, forget: list[str] 
 def diff(changes: list[FileChange]) -> str:
     import difflib
 
-    out = []
+    out: list[str] = []
     for c in changes:
         before = (c.before or b"").decode("utf-8", "replace").splitlines(keepends=True)
         after = (c.after or b"").decode("utf-8", "replace").splitlines(keepends=True)

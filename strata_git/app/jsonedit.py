@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed leaves it out
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _INDENT = re.compile(r"[ \t]*")
@@ -95,7 +95,7 @@ def insert(text: str, container: Node, key: str | None, value: object) -> str:
         piece = "," + lead + _render(key, value, colon, indent, nl, unit)
         return text[:last.value.end] + piece + text[last.value.end:]
     if "\n" in text.strip() or not parse(text).members:  # a document on several lines (or an empty one)
-        outer = _INDENT.match(text, text.rfind("\n", 0, container.start) + 1).group()
+        outer = _run(_INDENT, text, text.rfind("\n", 0, container.start) + 1)
         body = nl + outer + unit + _render(key, value, ": ", outer + unit, nl, unit) + nl + outer
     else:
         body = _render(key, value, colon, None, nl, unit)
@@ -116,7 +116,7 @@ def replace(text: str, node: Node, value: object) -> str:
     """`text` with `value` in place of the value at `node` (on several lines if the old one was)."""
     indent = None
     if "\n" in text[node.start:node.end]:
-        indent = _INDENT.match(text, text.rfind("\n", 0, node.start) + 1).group()
+        indent = _run(_INDENT, text, text.rfind("\n", 0, node.start) + 1)
     nl = "\r\n" if "\r\n" in text else "\n"
     return text[:node.start] + _render(None, value, _colon(text), indent, nl, _unit(text)) + text[node.end:]
 
@@ -144,11 +144,19 @@ def _unit(text: str) -> str:
 
 
 def _key_end(text: str, member: Member) -> int:
-    return scanstring(text, member.start + 1, True)[1]
+    end: int = scanstring(text, member.start + 1, True)[1]
+    return end
+
+
+def _run(pattern: re.Pattern[str], text: str, pos: int) -> str:
+    """The run of `pattern`'s characters (zero or more: it always matches) at `pos`."""
+    found = pattern.match(text, pos)
+    assert found is not None
+    return found.group()
 
 
 def _skip(text: str, pos: int) -> int:
-    return _SPACE.match(text, pos).end()
+    return pos + len(_run(_SPACE, text, pos))
 
 
 def _no_constant(name: str) -> object:

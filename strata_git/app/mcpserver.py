@@ -20,14 +20,22 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from strata_git.core import context, contract, hygiene, names
+from strata_git.core import context, hygiene, names
 from strata_git.errors import StrataError
 from strata_git.store import provenance
 from strata_git.store.search import MAX_LIMIT
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.tools.base import Tool
+    from mcp_types import ToolAnnotations
+
+    from strata_git.app.vault import Vault
 
 INSTRUCTIONS = (
     "git-strata is this agent's long-term memory: Markdown files in a git repository, in three tiers "
@@ -46,11 +54,12 @@ TypeName = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z][a-
                                 description="memory type: note, decision, rejection, lesson, task, entity, ...")]
 
 
-def _annotations(read_only: bool, destructive: bool = False, idempotent: bool = True, open_world: bool = False):
+def _annotations(read_only: bool, destructive: bool = False, idempotent: bool = True,
+                 open_world: bool = False) -> ToolAnnotations:
     from mcp_types import ToolAnnotations
 
-    return ToolAnnotations(readOnlyHint=read_only, destructiveHint=None if read_only else destructive,
-                           idempotentHint=None if read_only else idempotent, openWorldHint=open_world)
+    return ToolAnnotations(read_only_hint=read_only, destructive_hint=None if read_only else destructive,
+                           idempotent_hint=None if read_only else idempotent, open_world_hint=open_world)
 
 
 class Server:
@@ -60,10 +69,11 @@ class Server:
     def __init__(self, path: str = ".", agent: str | None = None) -> None:
         self.path = path
         self.agent = hygiene.agent_name(agent)
-        self._vault = None
-        self._provenance: tuple[str | None, dict] = (None, {})  # (HEAD, {(name, blob id): provenance})
+        self._vault: Vault | None = None
+        # (HEAD, {(name, blob id): provenance})
+        self._provenance: tuple[str | None, dict[tuple[str, str], dict[str, Any]]] = (None, {})
 
-    def vault(self):
+    def vault(self) -> Vault:
         from strata_git.core import config
 
         if self._vault is None:
@@ -124,9 +134,6 @@ class Server:
 
         vault = self.vault()
         norm = names.normalize(name)
-        if contract.CONFLICT_COPY.match(norm):
-            raise StrataError(f"{names.display(norm)} is a name sync gives to conflict copies",
-                              "choose another name")
         raw, removed = hygiene.drop_claims(content.encode("utf-8", "surrogatepass"), names.display(norm))
         change = vault.write(norm, raw, title=title, tags=tags, type=type, via="mcp", keep_types=("rejection",))
         out = change.as_dict()
@@ -141,8 +148,6 @@ class Server:
     def reject(self, text: Annotated[str, Field(min_length=1, max_length=200)],
                why: Annotated[str, Field(max_length=4000)] | None = None, name: Name | None = None) -> dict[str, Any]:
 
-        if name is not None and contract.CONFLICT_COPY.match(names.normalize(name)):
-            raise StrataError(f"{name} is a name sync gives to conflict copies", "choose another name")
         return self.vault().reject(text, name=name, why=why, via="mcp").as_dict()
 
     def list(self, tier: Tier | None = None, type: TypeName | None = None,
@@ -227,7 +232,7 @@ TOOLS: dict[str, tuple[str, dict[str, bool]]] = {
 }
 
 
-def _strict(tool) -> None:
+def _strict(tool: Tool) -> None:
     """Refuse unknown arguments (the SDK's argument models ignore them by default) and arguments of
     the wrong type (pydantic would otherwise turn "300" into 300 and "yes" into true)."""
     model = tool.fn_metadata.arg_model
@@ -237,7 +242,7 @@ def _strict(tool) -> None:
     tool.parameters["additionalProperties"] = False
 
 
-def build(server: Server):
+def build(server: Server) -> MCPServer:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
@@ -245,7 +250,7 @@ def build(server: Server):
 
     app = MCPServer("git-strata", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
-    def tool(name: str):
+    def tool(name: str) -> Callable[..., Any]:
         method = getattr(server, name)
 
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -257,13 +262,16 @@ def build(server: Server):
                 raise ToolError(redact(f"{e.message}" + (f" (what to do: {e.hint})" if e.hint else ""))) from None
 
         call.__name__, call.__doc__ = name, TOOLS[name][0]
-        call.__signature__ = inspect.signature(method, eval_str=True)  # type: ignore[attr-defined]
-        call.__annotations__ = {p.name: p.annotation for p in call.__signature__.parameters.values()}
+        signature = inspect.signature(method, eval_str=True)
+        call.__signature__ = signature  # type: ignore[attr-defined]
+        call.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
         return call
 
     for name, (description, hints) in TOOLS.items():
         app.add_tool(tool(name), name=name, description=description, annotations=_annotations(**hints))
-        _strict(app._tool_manager.get_tool(name))
+        added = app._tool_manager.get_tool(name)
+        assert added is not None  # added just above
+        _strict(added)
 
     @app.resource("strata://context", name="context", mime_type="text/markdown",
                   description="The boot context at the default budget (the context tool with no arguments).")

@@ -13,6 +13,7 @@ from strata_git.app import serve
 from strata_git.core import context as boot
 from strata_git.core import contract, names, untrusted
 from strata_git.core.config import Config
+from strata_git.core.entries import Entry
 from strata_git.gitio import partial, safefs
 from strata_git.gitio.git import Repo
 from strata_git.ops import hookshims
@@ -53,7 +54,7 @@ def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None
     else:
         entries = index_md.refresh(repo, cfg.max_memory_bytes, times=times).entries  # one history pass for both
 
-    def read(entry) -> str:
+    def read(entry: Entry) -> str:
         return safefs.read(repo.root, entry.path, cfg.max_memory_bytes).decode("utf-8", "replace")
 
     return boot.build(entries, times, read, repo.head(), budget, type, standing_only)

@@ -14,6 +14,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from typing import Any
 
 from strata_git.core import contract
 from strata_git.errors import Refused, StrataError
@@ -94,7 +95,7 @@ def serve(repo: Repo, cycle: Callable[[bool], dict], interval: int, live: bool, 
     try:
         while not stopping:
             dry = cycles == 0 and not live
-            entry = {"time": int(time.time()), "dry_run": dry}
+            entry: dict[str, Any] = {"time": int(time.time()), "dry_run": dry}
             try:
                 entry |= cycle(dry)
             except StrataError as e:  # a busy repository or a refusal: log it, try again next cycle

@@ -15,7 +15,7 @@ import datetime
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from strata_git.core import names, untrusted
 from strata_git.gitio import partial
@@ -35,7 +35,7 @@ def _week(stamp: int) -> str:
     return f"{year}-W{week:02d}"
 
 
-def gather(repo: Repo, context: Callable[[], Context], now: int | None = None) -> dict:
+def gather(repo: Repo, context: Callable[[], Context], now: int | None = None) -> dict[str, Any]:
     """The figures `git strata stats` shows; `context()` builds the boot context, bringing index.md
     and the catalog up to date (called after the indexes' freshness is noted)."""
     now = int(time.time()) if now is None else now
@@ -58,15 +58,15 @@ def gather(repo: Repo, context: Callable[[], Context], now: int | None = None) -
         tiers["archive"]["memories"] += 1
         tiers["archive"]["bytes"] += row.size
 
-    weeks: dict[str, Counter] = defaultdict(Counter)
+    weeks: dict[str, Counter[str]] = defaultdict(Counter)
     for move in audit.migrations(repo, limit=1 << 30):
         weeks[_week(move["time"])][move["action"]] += 1
     migrations = [{"week": w, **dict(sorted(weeks[w].items()))} for w in sorted(weeks, reverse=True)[:WEEKS]]
 
-    reads: dict[str, Counter] = {t: Counter() for t in names.TIERS}
-    by_via: Counter = Counter()
+    reads: dict[str, Counter[str]] = {t: Counter() for t in names.TIERS}
+    by_via: Counter[str] = Counter()
     for item in access.read_all(repo):
-        tier = item.get("tier") if item.get("tier") in reads else "active"
+        tier = item["tier"] if item.get("tier") in reads else "active"
         reads[tier]["total"] += 1
         if item["t"] >= now - 30 * 86400:
             reads[tier]["last_30_days"] += 1

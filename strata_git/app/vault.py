@@ -12,11 +12,12 @@ loading the janitor, the archive or sync.
 
 from __future__ import annotations
 
+import builtins
 import os
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from strata_git.core import config, names
 from strata_git.core.config import Config
@@ -28,10 +29,13 @@ if TYPE_CHECKING:
     from strata_git.core.context import Context
     from strata_git.core.entries import Entry, Scan
     from strata_git.gitio.watch import Watch
+    from strata_git.ops import archive as archive_op
     from strata_git.ops import janitor
     from strata_git.ops.reading import Read
     from strata_git.ops.scan import Report as ScanReport
+    from strata_git.ops.sync.sync import Result as SyncResult
     from strata_git.ops.txn import Change
+    from strata_git.store.search import Hit
 
 
 class Vault:
@@ -146,7 +150,7 @@ class Vault:
         return [e for e in entries if (tier is None or e.tier == tier) and (type is None or e.type == type)]
 
     def search(self, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
-               rank: str = "merged") -> list:
+               rank: str = "merged") -> builtins.list[Hit]:
         """Hits for any text over active/, cooled/ and the shadow index of archive/ (see search.py)."""
         from strata_git.store import search
 
@@ -185,19 +189,19 @@ class Vault:
 
         return reports.status(self.repo, self.cfg)
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """Sizes, movements, reads, index freshness and what the boot context saves (see stats.py)."""
         from strata_git.app import stats
 
         return stats.gather(self.repo, self.context)
 
-    def log(self, name: str | None = None, limit: int = 50) -> list[dict]:
+    def log(self, name: str | None = None, limit: int = 50) -> builtins.list[dict[str, Any]]:
         """Migrations, newest first, from the janitor commits' trailers (optionally of one memory)."""
         from strata_git.ops import audit
 
         return audit.migrations(self.repo, names.normalize(name) if name else None, limit)
 
-    def why(self, name: str, now: int | None = None) -> dict:
+    def why(self, name: str, now: int | None = None) -> dict[str, Any]:
         """Where a memory is, since when, by which rule, its evidence, and when it moves next."""
         from strata_git.ops import audit, locate
 
@@ -214,7 +218,7 @@ class Vault:
 
         return scan.scan(self.repo, allowlist.load(self.repo), progress=progress)
 
-    def allow_secret(self, fingerprints: list[str]) -> list[str]:
+    def allow_secret(self, fingerprints: builtins.list[str]) -> builtins.list[str]:
         """Add fingerprints of secret false positives to this clone's allowlist; those new to it."""
         from strata_git.store import allowlist
 
@@ -229,20 +233,20 @@ class Vault:
 
         return janitor.cycle(self.repo, self.cfg, dry_run=dry_run, now=now)
 
-    def archive(self, dry_run: bool = False):
+    def archive(self, dry_run: bool = False) -> archive_op.Report:
         """Push archived content to the archive remote, verify it there, then prune it here."""
         from strata_git.ops import archive
 
         return archive.command(self.repo, self.cfg, dry_run=dry_run)
 
-    def reindex(self) -> dict:
+    def reindex(self) -> dict[str, Any]:
         """Rebuild the derived stores, upgrading archived memories to full shadow records."""
         from strata_git.ops import reindex
 
         return reindex.reindex(self.repo, self.cfg)
 
     def sync(self, remote: str | None = None, dry_run: bool = False,
-             progress: Callable[[str], None] | None = None):
+             progress: Callable[[str], None] | None = None) -> SyncResult:
         """Bring memory, access records and archive records in line with the remote, both ways."""
         from strata_git.ops import txn
         from strata_git.ops.sync import sync
@@ -257,7 +261,7 @@ class Vault:
         from strata_git.app import serve
         from strata_git.errors import StrataError
 
-        def one(dry_run: bool) -> dict:
+        def one(dry_run: bool) -> dict[str, Any]:
             result = self.janitor(dry_run=dry_run).as_dict()
             entry = {k: result[k] for k in ("summary", "commit", "head", "skipped", "recovered")}
             if sync:

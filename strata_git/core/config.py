@@ -99,15 +99,16 @@ def _words(v: Any) -> tuple[str, ...]:
 
 
 def _summary_mode(v: Any) -> str:
-    if v not in ("none", "extractive", "command"):
+    if not isinstance(v, str) or v not in ("none", "extractive", "command"):
         raise ValueError('must be "none", "extractive" or "command"')
     return v
 
 
 def _seconds(v: Any) -> int:
-    if _count(v) < 1:
+    seconds = _count(v)
+    if seconds < 1:
         raise ValueError("must be a whole number of seconds, 1 or more")
-    return v
+    return seconds
 
 
 def _score(v: Any) -> float:
@@ -144,7 +145,7 @@ def _bad(key: str, source: str, why: str) -> BadConfig:
 def _cool_after(table: Any, source: str) -> tuple[tuple[str, int | None], ...]:
     if not isinstance(table, dict):
         raise _bad("cool.after_days", source, "must be a table of folder = days")
-    merged = dict(DEFAULT_COOL_AFTER)
+    merged: dict[str, int | None] = dict(DEFAULT_COOL_AFTER)
     for folder, value in table.items():
         key = f"cool.after_days.{folder}"
         if folder.startswith(("/", ".")) or ".." in folder.split("/") or not folder:
@@ -189,7 +190,7 @@ WEAKENING: dict[str, tuple[str, Callable[[Any], bool]]] = {
 }
 
 
-def _cached(cache: str, stamp: list) -> dict | None:
+def _cached(cache: str, stamp: list[Any]) -> object:
     try:
         with open(cache, encoding="utf-8") as f:
             entry = json.load(f)
@@ -208,7 +209,7 @@ def _stamp(path: str) -> list[int] | None:
     return [info.st_size, info.st_mtime_ns, info.st_ino]
 
 
-def _toml(path: str, shown: str) -> dict:
+def _toml(path: str, shown: str) -> dict[str, Any]:
     import tomllib
 
     try:
@@ -220,7 +221,7 @@ def _toml(path: str, shown: str) -> dict:
         raise BadConfig(f"{shown}: cannot be read ({e})", "check the file") from None
 
 
-def merged(shared: dict, local: dict) -> tuple[dict, list[str]]:
+def merged(shared: dict[str, Any], local: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The settings in force: the shared file's, less its weakening values (unless this clone's own
     file sets the same key), then this clone's own values; and one line per value left out."""
     out = {section: dict(table) if isinstance(table, dict) else table for section, table in shared.items()}
@@ -261,7 +262,7 @@ def load(root: str, cache_dir: str | None = None) -> Config:
     cache = os.path.join(cache_dir, "config.json") if cache_dir else None
     data = _cached(cache, stamps) if cache else None
     if not (isinstance(data, list) and len(data) == 2 and all(isinstance(d, dict) for d in data)):
-        data = [_toml(path, CONFIG_PATH) if stamps[0] else {}, _toml(local, LOCAL_PATH) if stamps[1] else {}]
+        data = [_toml(path, CONFIG_PATH) if stamps[0] else {}, _toml(local, LOCAL_PATH) if local and stamps[1] else {}]
         parse(data[1], LOCAL_PATH)  # this clone's own file is checked on its own: errors name it
         if cache:
             tmp = f"{cache}.{os.getpid()}.{os.urandom(4).hex()}.tmp"  # threads of one process too

@@ -62,11 +62,11 @@ def check_budget(budget: object) -> int:
     return budget
 
 
-def _day(stamp: int | None) -> str:
+def _day(stamp: int | None) -> str | None:  # None: a commit time no date shows
     return "uncommitted" if stamp is None else contract.day(stamp)
 
 
-def _line(entry: Entry, day: str, short: bool = False) -> str:
+def _line(entry: Entry, day: str | None, short: bool = False) -> str:
     shown = memory.UNSAFE_TO_DISPLAY.sub(" ", names.display(entry.name))
     if short:
         return f"- `{shown}`\n"

@@ -23,7 +23,8 @@ skipped, for the rare false positive.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
 
 ALLOW_MARKER = "strata:allow-secret"
 # Every token detect-secrets' patterns find is a run of 12 or more characters without a space or a
@@ -116,13 +117,14 @@ def _placeholder(value: str) -> bool:
         or re.search(r"(?i)x{6,}|\*{4,}", value) is not None
 
 
-_all: tuple | None = None
-_index: tuple[re.Pattern, dict[str, list[int]]] | None = None
+_Rule = tuple[str, str, tuple[str, ...], str]  # (rule, what it is, literals, pattern), as issuers.RULES
+_all: tuple[_Rule, ...] | None = None
+_index: tuple[re.Pattern[str], dict[str, list[int]]] | None = None
 INDEX_AFTER = 500  # lines a process checks rule by rule before building the index of literals (~5 ms)
 _lines_seen = 0
 
 
-def _rules() -> tuple:
+def _rules() -> tuple[_Rule, ...]:
     """git-strata's own prefix rules, then the issuers' (issuers.py)."""
     global _all
     if _all is None:
@@ -132,7 +134,7 @@ def _rules() -> tuple:
     return _all
 
 
-def _candidates(line: str) -> list[tuple[str, str, tuple[str, ...], str]]:
+def _candidates(line: str) -> list[_Rule]:
     """The rules one of whose literals is in `line`, in table order: one search of an alternation
     of every literal (at each position the longest, standing for every literal it starts with),
     instead of a test of each literal of each of some 130 rules on every line."""
@@ -165,10 +167,10 @@ def _line_findings(line: str, number: int) -> list[Finding]:
             break
     if not found and (_TOKENISH.search(line) or "PRIVATE KEY" in line or "PuTTY" in line):
         lowered = line.lower()
-        for rule, what, literals, pattern in _maintained_rules():
-            if literals and not any(literal in (lowered if pattern.ignores_case else line) for literal in literals):
+        for rule, what, literals, lazy in _maintained_rules():
+            if literals and not any(literal in (lowered if lazy.ignores_case else line) for literal in literals):
                 continue
-            match = pattern.search(line)
+            match = lazy.search(line)
             if match and _real(rule, match.group()):
                 found.append(Finding(rule, what, number))
                 break
@@ -188,7 +190,7 @@ def _real(rule: str, token: str) -> bool:
     return not _placeholder(token) and (rule not in _WORDLIKE or any(c.isdigit() for c in token))
 
 
-def _in_context(line: str):
+def _in_context(line: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, rule) of each value `line` gives a credential by its name (credentials.py, imported
     only for a line that could hold one: ~3 ms of patterns to compile)."""
     lowered = line.lower()
@@ -238,14 +240,14 @@ def redact(text: str, mark: str = "[{rule}]") -> str:
     return "\n".join(out)
 
 
-def _spans(line: str, compiled: list[tuple[str, str, re.Pattern]]) -> list[tuple[int, int, str]]:
+def _spans(line: str, compiled: list[tuple[str, str, re.Pattern[str]]]) -> list[tuple[int, int, str]]:
     """(start, end, rule) of every secret in `line`, by every rule, all read from the line as it is."""
-    found = []
+    found: list[tuple[int, int, str]] = []
     for rule, _, _literals, pattern in _candidates(line):
         found += [(*m.span("value" if rule in _VALUED else 0), rule) for m in re.finditer(pattern, line)
                   if _counts(rule, m)]
-    for rule, _, pattern in compiled:
-        found += [(*m.span(), rule) for m in pattern.finditer(line) if _real(rule, m.group())]
+    for rule, _, regex in compiled:
+        found += [(*m.span(), rule) for m in regex.finditer(line) if _real(rule, m.group())]
     return found + list(_in_context(line))
 
 
@@ -293,7 +295,7 @@ def _blocks(text: str, mark: str) -> str:
     return "".join(out) + text[at:]
 
 
-def _counts(rule: str, match: re.Match) -> bool:
+def _counts(rule: str, match: re.Match[str]) -> bool:
     """Whether a rule's match is a secret: not a placeholder; for a URL's query, random-looking."""
     if rule not in _VALUED:
         return not _placeholder(match.group())
@@ -323,22 +325,31 @@ def scan(text: str) -> list[Finding]:
 
 _LEFT_OUT = ("Public IP (ipv4)", "Basic Auth Credentials")
 _RULES_VERSION = 2  # of how git-strata reads them (the cache is kept per version)
-_maintained: list[list] | None = None  # [rule, what, literals, pattern (compiled once first needed)]
 
 
-def maintained() -> list[tuple[str, str, re.Pattern]]:
+class _Maintained(NamedTuple):
+    rule: str
+    what: str
+    literals: list[str]
+    pattern: _Lazy  # compiled once first needed
+
+
+_maintained: list[_Maintained] | None = None
+
+
+def maintained() -> list[tuple[str, str, re.Pattern[str]]]:
     """(rule, what it is, compiled pattern) of detect-secrets' pattern plugins ([] without it)."""
-    return [(rule, what, _compiled(item)) for item in _maintained_rules() for rule, what in [item[:2]]]
+    return [(item.rule, item.what, _compiled(item)) for item in _maintained_rules()]
 
 
-def _maintained_rules() -> list[list]:
+def _maintained_rules() -> list[_Maintained]:
     """The rules as scan uses them: a pattern is compiled only when a line holds one of its
     literals (the strings any match starts with, told from the pattern when it is read), as for
     our own rules: compiling all of them would cost every commit hook ~4 ms."""
     global _maintained
     if _maintained is None:
-        _maintained = [[rule, what, literals, _Lazy(pattern, flags)] for rule, what, pattern, flags, literals
-                       in _patterns()]
+        _maintained = [_Maintained(rule, what, literals, _Lazy(pattern, flags))
+                       for rule, what, pattern, flags, literals in _patterns()]
     return _maintained
 
 
@@ -348,17 +359,18 @@ class _Lazy:
     __slots__ = ("pattern", "flags", "ignores_case", "compiled")
 
     def __init__(self, pattern: str, flags: int) -> None:
-        self.pattern, self.flags, self.compiled = pattern, flags, None
+        self.pattern, self.flags = pattern, flags
+        self.compiled: re.Pattern[str] | None = None
         self.ignores_case = bool(flags & re.IGNORECASE)
 
-    def search(self, line: str) -> re.Match | None:
+    def search(self, line: str) -> re.Match[str] | None:
         if self.compiled is None:
             self.compiled = re.compile(self.pattern, self.flags)
         return self.compiled.search(line)
 
 
-def _compiled(item: list) -> re.Pattern:
-    lazy = item[3]
+def _compiled(item: _Maintained) -> re.Pattern[str]:
+    lazy = item.pattern
     if lazy.compiled is None:
         lazy.compiled = re.compile(lazy.pattern, lazy.flags)
     return lazy.compiled
@@ -367,15 +379,15 @@ def _compiled(item: list) -> re.Pattern:
 def _literals(pattern: str, flags: int) -> list[str]:
     """Strings one of which every match of `pattern` starts with ([] when that cannot be told;
     lower-cased for a pattern that ignores case)."""
-    from re import _constants as c
-    from re import _parser
+    from re import _constants as c  # type: ignore[attr-defined]  # typeshed has only the deprecated sre_*
+    from re import _parser  # type: ignore[attr-defined]
 
     try:
         parsed = _parser.parse(pattern, flags)
     except re.error:
         return []
 
-    def lead(items: list, i: int = 0) -> list[str]:
+    def lead(items: list[tuple[Any, Any]], i: int = 0) -> list[str]:
         """The prefixes a match of items[i:] starts with ("" where nothing more can be told)."""
         if i == len(items):
             return [""]
@@ -398,7 +410,7 @@ def _literals(pattern: str, flags: int) -> list[str]:
     return found if all(len(p) >= 2 for p in found) and len(found) < 16 else []
 
 
-def _patterns() -> list[list]:
+def _patterns() -> list[list[Any]]:
     """detect-secrets' patterns, from the per-user cache when it matches the installed package's
     plugin files (name, size, mtime), else read from the package (~100 ms) and cached."""
     import importlib.util
@@ -437,12 +449,14 @@ def _patterns() -> list[list]:
     return found
 
 
-def _from_detect_secrets() -> list[list]:
+def _from_detect_secrets() -> list[list[Any]]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
 
+    # annotated here: the package's own return type, a bare type variable, reads as "no class"
+    plugins: Mapping[str, type[BasePlugin]] = get_mapping_from_secret_type_to_class()
     found = []
-    for what, plugin in sorted(get_mapping_from_secret_type_to_class().items()):
+    for what, plugin in sorted(plugins.items()):
         if what in _LEFT_OUT or not issubclass(plugin, RegexBasedDetector):
             continue
         rule = re.sub(r"[^a-z0-9]+", "-", what.lower()).strip("-")

@@ -79,11 +79,14 @@ def detect(first: dict) -> str:
 
 def session_of(obj: dict) -> str | None:
     """The session id a line names, if any (Claude Code `sessionId`, Codex session_meta `id`)."""
-    if isinstance(obj.get("sessionId"), str):
-        return obj["sessionId"]
+    session = obj.get("sessionId")
+    if isinstance(session, str):
+        return session
     payload = obj.get("payload")
-    if obj.get("type") == "session_meta" and isinstance(payload, dict) and isinstance(payload.get("id"), str):
-        return payload["id"]
+    if obj.get("type") == "session_meta" and isinstance(payload, dict):
+        session = payload.get("id")
+        if isinstance(session, str):
+            return session
     return None
 
 

@@ -54,6 +54,7 @@ def _walk_events(text: str, where: str, first_line: int, max_depth: int) -> None
     depth = 0
     documents = 0
     for event in yaml.parse(text, Loader=_Base):
+        assert event.start_mark is not None  # the parser marks every event it makes
         line = first_line + event.start_mark.line
         if isinstance(event, yaml.DocumentStartEvent):
             documents += 1
@@ -65,8 +66,9 @@ def _walk_events(text: str, where: str, first_line: int, max_depth: int) -> None
             raise _refusal(where, line, "uses an alias (*name)")
         if getattr(event, "anchor", None):
             raise _refusal(where, line, "uses an anchor (&name)")
-        if getattr(event, "tag", None) and not isinstance(event, yaml.DocumentStartEvent):
-            raise _refusal(where, line, f"uses the explicit tag {event.tag!r}")
+        tag = getattr(event, "tag", None)
+        if tag and not isinstance(event, yaml.DocumentStartEvent):
+            raise _refusal(where, line, f"uses the explicit tag {tag!r}")
         if isinstance(event, yaml.ScalarEvent) and not event.style:
             if event.value == "<<":
                 raise _refusal(where, line, "uses a merge key (<<)")

@@ -14,9 +14,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from strata_git.errors import GitFailed, NotFound, Refused
+
+if TYPE_CHECKING:
+    import threading
+
+    import pygit2
 
 TIMEOUT = 300
 
@@ -38,9 +43,9 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 BULK = 2000  # objects from which libgit2 pays for its import in a one-shot command
-_LIBGIT2: dict[str, object] = {}  # git dir -> pygit2.Repository, kept by a process that reads often
+_LIBGIT2: dict[str, pygit2.Repository | None] = {}  # git dir -> repository, kept by a process that reads often
 _KEEP = False
-_LOCK = None
+_LOCK: threading.Lock | None = None
 
 
 def use_libgit2() -> None:
@@ -49,7 +54,7 @@ def use_libgit2() -> None:
     _KEEP = True
 
 
-def _libgit2(git_dir: str, bulk: bool):
+def _libgit2(git_dir: str, bulk: bool) -> pygit2.Repository | None:
     """This repository opened with pygit2, or None (not wanted here, or pygit2 not installed)."""
     global _LOCK
     if not (_KEEP or bulk):
@@ -61,7 +66,7 @@ def _libgit2(git_dir: str, bulk: bool):
 
         import pygit2
 
-        lib = pygit2.Repository(git_dir)
+        lib: pygit2.Repository | None = pygit2.Repository(git_dir)
     except Exception:  # noqa: BLE001 - not installed, or a repository it cannot open: the CLI reads it
         lib = None
     if _KEEP:
@@ -70,7 +75,7 @@ def _libgit2(git_dir: str, bulk: bool):
     return lib
 
 
-def _partial(lib) -> bool:
+def _partial(lib: pygit2.Repository) -> bool:
     """Whether a remote may hold objects this clone lacks (a partial clone's promisor remote)."""
     try:
         return any(e.name == "extensions.partialclone" or e.name.startswith("remote.") and e.name.endswith(".promisor")
@@ -79,7 +84,7 @@ def _partial(lib) -> bool:
         return True
 
 
-def _read(lib, name: str) -> bytes | None:
+def _read(lib: pygit2.Repository, name: str) -> bytes | None:
     """One object's content through libgit2, or None where `cat-file --batch` says missing."""
     try:
         return (lib[name] if len(name) == 40 and ":" not in name else lib.revparse_single(name)).read_raw()
@@ -208,9 +213,9 @@ class Repo(NamedTuple):
             import contextlib
 
             with _LOCK or contextlib.nullcontext():  # a server's threads share one handle; libgit2's is not thread-safe
-                found = [_read(lib, name) for name in names]
-            if None not in found or not _partial(lib):
-                return found
+                read = [_read(lib, name) for name in names]
+            if None not in read or not _partial(lib):
+                return read
             # In a partial clone libgit2 cannot tell "left on the remote" from "no such object":
             # the CLI tells, as it always has.
         out = self.git("cat-file", "--batch", input="".join(f"{n}\n" for n in names).encode())

@@ -14,13 +14,14 @@ or no watches left), every query scans, as before.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from strata_git.core.names import TIERS
 
 try:
     from inotify_simple import INotify, flags
 except (ImportError, OSError):  # pragma: no cover - not Linux
-    INotify = None  # type: ignore[assignment,misc]
+    INotify = None
 
 _FILE_EVENTS = ("CREATE", "DELETE", "MODIFY", "CLOSE_WRITE", "MOVED_FROM", "MOVED_TO", "ATTRIB")
 _LOST = ("Q_OVERFLOW", "DELETE_SELF", "MOVE_SELF", "UNMOUNT")
@@ -33,7 +34,7 @@ class Watch:
     def __init__(self, root: str, tiers: tuple[str, ...]) -> None:
         self.root = root
         self.tiers = tiers
-        self._ino = None
+        self._ino: Any = None  # an inotify_simple.INotify once started (the package ships no types)
         self._folders: dict[int, str] = {}  # watch descriptor -> folder relative to root ("" for root)
         self._synced = ""  # the catalog (its 'born' id) our last full scan went into; "" = none yet
 
@@ -85,13 +86,16 @@ class Watch:
             if event.mask & flags.IGNORED:
                 self._folders.pop(event.wd, None)
             if folder is None or any(event.mask & getattr(flags, name) for name in _LOST):
-                return self._lost()
+                self._lost()
+                return None
             if folder == "":
                 if event.name in self.tiers:
-                    return self._lost()  # a tier folder came or went
+                    self._lost()  # a tier folder came or went
+                    return None
                 continue
             if event.mask & flags.ISDIR and not event.mask & (flags.ATTRIB | flags.MODIFY | flags.CLOSE_WRITE):
-                return self._lost()  # a folder came, went or moved: its files were not watched
+                self._lost()  # a folder came, went or moved: its files were not watched
+                return None
             changed.add(f"{folder}/{event.name}")
         return sorted(changed)
 

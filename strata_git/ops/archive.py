@@ -25,6 +25,7 @@ on disk. Any failure before step 6 prunes nothing; the next run retries.
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from typing import NamedTuple
 
@@ -145,7 +146,7 @@ def check_server(repo: Repo, remote: str, url: str) -> None:
                       "(hosted git services already do)")
 
 
-def _fetch_by_id(repo: Repo, scratch: str, url: str, oids: list[str]):
+def _fetch_by_id(repo: Repo, scratch: str, url: str, oids: list[str]) -> subprocess.CompletedProcess[bytes]:
     """Fetch exactly `oids` from `url` into the scratch repository (no negotiation, no refs)."""
     return run(["-C", scratch, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "-q", "--no-tags",
                 "--no-write-fetch-head", "--recurse-submodules=no", url, "--stdin"], repo.root, check=False,

@@ -8,6 +8,8 @@ a commit is the undo.
 
 from __future__ import annotations
 
+from typing import Any
+
 from strata_git.core import contract, memory, names, rules, untrusted
 from strata_git.core.config import Config
 from strata_git.errors import StrataError
@@ -21,7 +23,7 @@ _FORMAT = f"--format=%H%x00%ct%x00{contract.log_field(contract.MOVE, '%x1e')}%x0
 
 
 
-def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[dict]:
+def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
     """Moves recorded in history, newest first; only those of `name` (with .md) if given."""
     if repo.head() is None:
         return []
@@ -60,7 +62,7 @@ def _paths(move: dict) -> dict:
     return found
 
 
-def why(repo: Repo, cfg: Config, tier: str, name: str, now: int) -> dict:
+def why(repo: Repo, cfg: Config, tier: str, name: str, now: int) -> dict[str, Any]:
     """Everything the janitor knows and would decide about one memory."""
     at = history.head(repo)
     changed = history.last_changed(repo, at).get(name)

@@ -35,6 +35,7 @@ import itertools
 import json
 import os
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from strata_git.core import contract, memory, names, secrets, transcript
@@ -98,8 +99,9 @@ def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str 
     if len(parts) == 1:
         return parts[0]
     done = [p for p in parts if p.lines]
+    spans = [p.lines for p in done if p.lines]  # done's (first, last) lines
     said = "; ".join(sorted({p.summarizer for p in parts} - {""}))
-    return Report(parts[0].session, parts[0].harness, (done[0].lines[0], done[-1].lines[1]),
+    return Report(parts[0].session, parts[0].harness, (spans[0][0], spans[-1][1]),
                   [m for p in parts for m in p.memories], sum(p.skipped for p in parts),
                   sum(p.redacted for p in parts), done[-1].commit, said, [p.commit for p in done if p.commit],
                   [s for p in parts for s in p.skipped_lines][: stretch.SHOWN], any(p.rewritten for p in parts),
@@ -111,7 +113,8 @@ def _parts(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, agent: str | 
     more = True
     while more:
         report, more = _part(repo, cfg, path, fmt, sid, agent)
-        if more and parts and report.lines and report.lines[0] <= parts[-1].lines[1]:
+        before = parts[-1].lines if parts else None  # a part followed by more covered lines
+        if more and parts and report.lines and before is not None and report.lines[0] <= before[1]:
             raise Refused(f"capture of {path} did not move past line {report.lines[0]}",
                           "see `git log --grep Strata-Capture`; the last capture's trailer is not readable")
         parts.append(report)
@@ -166,8 +169,9 @@ def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, agent: str |
     taken = {names.collision_key(n) for held in known[0].values() for _, n in held}
     mark = _where(harness, sid, first).encode()
     duplicates = 0
-    for base, content, said_text in drafts:
-        if said_text and _already(repo, base, said_text, taken):
+    for draft in drafts:
+        base, content = draft.base, draft.content
+        if draft.statement and _already(repo, base, draft.statement, taken):
             duplicates += 1
             continue
         if len(content) > cfg.max_memory_bytes:
@@ -193,7 +197,8 @@ def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, agent: str |
         repo.git("add", "--", *writes)
 
     end = s.end
-    record = {"harness": harness, "transcript": _redacted(os.path.basename(path)), "lines": [first, last],
+    shown_name = _redacted(os.path.basename(path))
+    record = {"harness": harness, "transcript": shown_name, "lines": [first, last],
               "redacted": redacted, "bytes": end.offset, "head": end.head, "tail": end.tail}
     trailers = {contract.ACTION: "capture", contract.VIA: "capture", contract.CAPTURE_SESSION: sid,
                 contract.CAPTURE: contract.trailer_value(record)}
@@ -203,7 +208,7 @@ def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, agent: str |
     with txn.marked(repo, contract.CAPTURE_COMMITTING):
         commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=agent)
     txn.follow_head(repo, cfg, since=before, paths=list(writes))  # only the new files: no full scan
-    captures.save(repo, captures.State(sid, record["transcript"], last, end, "", "", ignored))
+    captures.save(repo, captures.State(sid, shown_name, last, end, "", "", ignored))
     return Report(sid, harness, (first, last), [names.display(p.partition("/")[2]) for p in writes], s.skipped,
                   redacted, commit, summarizer, skipped_lines=s.shown, rewritten=s.rewritten, duplicates=duplicates)
 
@@ -220,7 +225,8 @@ def _watermark(repo: Repo, session: str) -> tuple[Mark, list[str]]:
     out = repo.git("log", "-n", str(WATERMARKS), contract.grep(contract.CAPTURE_SESSION, session),
                    f"--format=%x01%H%x00{contract.log_field(contract.MACHINE)}%x00{contract.log_field(contract.CAPTURE)}",
                    "HEAD", "--", check=False)
-    me, state, ignored = access.machine_id(repo), captures.load(repo, session), []
+    me, state = access.machine_id(repo), captures.load(repo, session)
+    ignored: list[str] = []
     for item in out.decode("utf-8", "replace").split("\x01")[1:]:
         commit, machine, record = (item.split("\0") + ["", ""])[:3]
         mark, machine = _mark(record), machine.strip()
@@ -313,9 +319,15 @@ def _redacted(text: str) -> str:
     return "\n".join(out)
 
 
+class _Draft(NamedTuple):
+    base: str  # the memory's name before a free one is found (`_free`)
+    content: bytes
+    statement: str | None  # the statement it holds; None for the session's digest
+
+
 def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int],
-            stamp: str) -> tuple[list[tuple[str, bytes, str | None]], int]:
-    """[(memory name, content, the statement it holds or None for the digest)] and how many
+            stamp: str) -> tuple[list[_Draft], int]:
+    """The memories to write (one _Draft each) and how many
     secrets were redacted. Everything written passes one redaction pass: bodies, titles, names."""
     day = stamp[:10] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", stamp[:10] or "") else \
         datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
@@ -339,13 +351,13 @@ def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int]
         body += ["## Outcome", transcript.cut(clean(d.outcome), 300), ""]
     title = transcript.cut(_redacted(f"Session {sid[:12]}: {d.asked[0] if d.asked else harness}"), 200)
     meta = {"type": "session", "title": transcript.safe(title), "created": day}
-    drafts = [(f"sessions/{day}-{sid[:12]}-{lines[0]}", memory.compose(clean("\n".join(body)) + "\n", meta, "capture"),
-               None)]
+    drafts = [_Draft(base=f"sessions/{day}-{sid[:12]}-{lines[0]}",
+                     content=memory.compose(clean("\n".join(body)) + "\n", meta, "capture"), statement=None)]
     for kind, said in d.statements:
         text = transcript.cut(transcript.safe(clean(said)), transcript.MAX_STATEMENT)
         meta = {"type": kind, "title": text[:200], "created": day}
-        drafts.append((f"{FOLDERS[kind]}/{_slug(text)}", memory.compose(f"{text}\n\n{where}\n", meta, "capture"),
-                       text))
+        drafts.append(_Draft(base=f"{FOLDERS[kind]}/{_slug(text)}",
+                             content=memory.compose(f"{text}\n\n{where}\n", meta, "capture"), statement=text))
     return drafts, redacted
 
 
@@ -381,7 +393,7 @@ def _slug(text: str) -> str:
     return slug or "note"
 
 
-def _free(base: str, taken: set[str], leftover) -> tuple[str, bool]:
+def _free(base: str, taken: set[str], leftover: Callable[[str], bool]) -> tuple[str, bool]:
     """(path, taken over) for `base`: the path of `base`, or `base-2`, `base-3`, ..., the first name
     no memory has (case and accents folded), or one a killed capture of this stretch left."""
     for candidate in itertools.chain([base], (f"{base}-{i}" for i in range(2, 1000))):

@@ -89,7 +89,7 @@ def clone(url: str, folder: str | None = None) -> Cloned:
     return Cloned(repo.root, git.shown_url(url), archived, local, warning)
 
 
-def _branch_of_a_headless_remote(repo, url: str) -> str:
+def _branch_of_a_headless_remote(repo: git.Repo, url: str) -> str:
     """A remote whose HEAD names a branch it does not have (plain git clones it with a warning and
     no branch): check out its `main`, `master` or only branch, and say so; refuse if it has none."""
     branches = repo.git("for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/").decode().split()

@@ -199,7 +199,7 @@ def check_staged(repo: Repo, cfg: Config, memo: Memo | None = None) -> tuple[lis
     sizes = _sizes(repo, readable)
     changes = [c._replace(size=sizes.get(c.oid, 0)) for c in changes]
     small = [oid for oid in readable if sizes[oid] <= cfg.max_memory_bytes]
-    blobs = dict(zip(small, repo.objects(small), strict=True))
+    blobs = {oid: data for oid, data in zip(small, repo.objects(small), strict=True) if data is not None}
     staged = ""
     if any(c.status == "A" and names.split_path(c.path) for c in changes):
         staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence, Set
 from typing import NamedTuple
 
 from strata_git.core import contract, memory, names, rules
@@ -99,7 +100,7 @@ def _clashes(held: list[rules.MemoryState]) -> set[str]:
     return {key for key, n in seen.items() if n > 1}
 
 
-def _blocked_removed(repo: Repo, plan: rules.Plan, clashes: set[str] = frozenset()) -> rules.Plan:
+def _blocked_removed(repo: Repo, plan: rules.Plan, clashes: Set[str] = frozenset()) -> rules.Plan:
     """Skip a move whose destination already has something on disk (say an untracked file):
     moving there would overwrite it; and a memory whose name `write` refuses (it came in through
     plain git or a sync): moved, it could not be inspected by name, and its name could forge the
@@ -175,7 +176,7 @@ def _summaries(repo: Repo, cfg: Config, plan: rules.Plan) -> tuple[list[summary.
     return made, {**dict.fromkeys(held), **added}
 
 
-def message(plan: rules.Plan, notes: list[str] = ()) -> str:
+def message(plan: rules.Plan, notes: Sequence[str] = ()) -> str:
     """Subject `strata: cool 3, archive 1`, then one short JSON trailer per move. (An archived
     memory's shadow record lives beside history, on the shadow ref: see records.py.)"""
     trailers = [(contract.MOVE, contract.trailer_value(m.trailer())) for m in plan.moves]
@@ -198,10 +199,10 @@ def write_records(repo: Repo, cfg: Config, moves: list[tuple[str, str]], head: s
 
 
 def apply(repo: Repo, plan: rules.Plan, cfg: Config, date: int | None = None,
-          added: dict[str, bytes | None] | None = None, notes: list[str] = ()) -> str:
+          added: dict[str, bytes | None] | None = None, notes: Sequence[str] = ()) -> str:
     """Make the plan's one commit and bring index and working tree to it; the new commit id.
     `added` are files the commit also writes or (None) deletes: summaries; `notes` more trailer lines."""
-    moves = [tuple(m.paths) for m in plan.moves]
+    moves = [m.paths for m in plan.moves]
     bound = write_records(repo, cfg, moves, plan.head)
     notes = [*notes, *(f"{contract.RECORD}: {blob} {note}" for blob, note in sorted(bound.items()))]
     return txn.move(repo, plan.head, moves, lambda entries: message(plan, notes),

@@ -65,6 +65,9 @@ def write(repo: Repo, cfg: Config, name: str, content: bytes, *, title: str | No
         tier, norm = locate.locate(repo, name)
         path = names.tier_path("active", norm)
         shown = names.display(norm)
+        if contract.CONFLICT_COPY.match(norm):  # sync's alone to make; `resolve` finishes them
+            raise BadName(f"{shown} is a name sync gives to conflict copies",
+                          f"choose another name; a conflict is finished with `git strata resolve {shown} --keep ...`")
         if create_only and tier is not None:
             raise Refused(f"{shown} already exists (in {tier}/)", "choose another name")
         if keep_types and tier == "active" and _type_of(repo, cfg, path) in keep_types:

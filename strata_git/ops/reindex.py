@@ -8,6 +8,8 @@ named and keeps its old row.
 
 from __future__ import annotations
 
+from typing import Any
+
 from strata_git.core.config import Config
 from strata_git.errors import StrataError
 from strata_git.gitio import partial
@@ -16,7 +18,7 @@ from strata_git.ops import archive, txn
 from strata_git.store import catalog, index_md, records, shadow
 
 
-def reindex(repo: Repo, cfg: Config) -> dict:
+def reindex(repo: Repo, cfg: Config) -> dict[str, Any]:
     with txn.locked(repo):
         lacking = [row for row in shadow.all_rows(repo) if row.source != "record"]
         blobs = sorted({row.blob for row in lacking})

@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 from strata_git.core import secrets, transcript
 from strata_git.core.entries import shown
@@ -56,7 +56,7 @@ class Stretch(NamedTuple):
     end: Mark  # where this stretch ends (the next capture's start)
 
 
-def identity(f, offset: int) -> tuple[str, str]:
+def identity(f: BinaryIO, offset: int) -> tuple[str, str]:
     """(head, tail): hashes of the file's first bytes up to `offset` and of the bytes before it."""
     f.seek(0)
     head = f.read(min(IDENTITY, offset))
@@ -94,11 +94,12 @@ def read(path: str, fmt: str, session: str, mark: Mark) -> Stretch:
         begin = end = offset
         f.seek(offset)
         while True:
-            raw = f.readline(MAX_LINE + 1)
+            raw: bytes | None = f.readline(MAX_LINE + 1)
             if not raw:
                 break
             if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
-                raw, size = None, len(raw) + _past_line(f)
+                size = len(raw) + _past_line(f)
+                raw = None
                 if not _ended(f):
                     break  # an oversized last line still being written
             elif not raw.endswith(b"\n"):
@@ -133,7 +134,7 @@ def read(path: str, fmt: str, session: str, mark: Mark) -> Stretch:
                    (begin, end), more, rewritten, Mark(last, end, head, tail))
 
 
-def _start(f, mark: Mark) -> tuple[int, int, bool]:
+def _start(f: BinaryIO, mark: Mark) -> tuple[int, int, bool]:
     """(line number, byte offset, rewritten) where reading starts after `mark`."""
     if mark.line == 0:
         return 0, 0, False
@@ -155,7 +156,7 @@ def _start(f, mark: Mark) -> tuple[int, int, bool]:
     return mark.line, offset, False
 
 
-def _past_line(f) -> int:
+def _past_line(f: BinaryIO) -> int:
     """Bytes read past the rest of an oversized line (to its newline or the end of the file)."""
     size = 0
     while True:
@@ -165,7 +166,7 @@ def _past_line(f) -> int:
             return size
 
 
-def _ended(f) -> bool:
+def _ended(f: BinaryIO) -> bool:
     """Whether the byte just read was a newline (the oversized line is complete)."""
     at = f.tell()
     if at == 0:

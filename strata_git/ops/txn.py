@@ -30,7 +30,7 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import NamedTuple
 
@@ -170,7 +170,7 @@ def _index_locked(repo: Repo) -> bool:
     return os.path.exists(os.path.join(repo.git_dir, "index.lock"))
 
 
-def _align(repo: Repo, old: str, moves) -> None:
+def _align(repo: Repo, old: str, moves: Sequence[Sequence[str]]) -> None:  # (src, dst); lists from the journal
     """Make the index and working tree match HEAD for the moved paths only: what HEAD holds is
     checked out, and a working file HEAD no longer has is removed only if its bytes are the
     ones `old` committed (anything else is a user's edit, and stays)."""
@@ -343,7 +343,7 @@ def held(repo: Repo) -> bool:
     return False
 
 
-def commit(repo: Repo, paths: list[str], stage: Callable[[], None], subject: str, trailers: dict[str, str],
+def commit(repo: Repo, paths: list[str], stage: Callable[[], object], subject: str, trailers: dict[str, str],
            restore: bool = True, agent: str | None = None) -> str:
     """Stage with `stage()`, then commit exactly `paths` (nothing else a user staged rides along);
     `agent` adds the Strata-Agent trailer.

@@ -401,9 +401,9 @@ def rescan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: 
             if changed:
                 update(repo, db, changed, limit)
             return []
-        strays = rescan(repo, db, limit, tiers)
+        rescanned = rescan(repo, db, limit, tiers)
         watch.scanned(born)
-        return strays
+        return rescanned
     found: list[tuple[str, os.stat_result]] = []
     strays: list[str] = []
     for tier in tiers:
@@ -415,11 +415,11 @@ def rescan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: 
     memo = FrontmatterMemo(db)
     stale = [(rel, info) for rel, info in found if known.get(rel) != (info.st_size, info.st_mtime_ns, info.st_ino)]
     affordable(len(stale), "the catalog")
-    changed = [_row(repo.root, rel, info, limit, memo) for rel, info in stale]
-    gone = known.keys() - {rel for rel, _ in found} if len(found) != len(known) or changed else set()
-    if not changed and not gone:
+    rows = [_row(repo.root, rel, info, limit, memo) for rel, info in stale]
+    gone = known.keys() - {rel for rel, _ in found} if len(found) != len(known) or rows else set()
+    if not rows and not gone:
         return strays
-    _upsert(db, changed)
+    _upsert(db, rows)
     _forget_docs(db, gone)
     db.executemany("DELETE FROM memories WHERE path = ?", ((p,) for p in gone))
     if len(gone) >= COMPACT_AFTER:
@@ -481,7 +481,7 @@ def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int 
 
 def blob_types(db: sqlite3.Connection, oids: list[str]) -> dict[str, str]:
     """{blob id: memory type} already known (a blob's content, so its type, never changes)."""
-    found = {}
+    found: dict[str, str] = {}
     for start in range(0, len(oids), 500):
         chunk = oids[start:start + 500]
         found.update(db.execute(f"SELECT oid, type FROM blob_types WHERE oid IN ({','.join('?' * len(chunk))})",

@@ -95,7 +95,8 @@ def last_changed(repo: Repo, at: Head | None) -> dict[str, int]:
     cached = _load(cache_path)
     if cached and cached["head"] == at.commit:
         _report(cached["skipped"])
-        return cached["times"]
+        times: dict[str, int] = cached["times"]
+        return times
     # In the common case the cache is one commit behind: no ancestry check needed.
     if cached and (cached["head"] in at.parents[:1]
                    or repo.ok("merge-base", "--is-ancestor", cached["head"], at.commit)):

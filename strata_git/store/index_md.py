@@ -12,18 +12,23 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from typing import TYPE_CHECKING, overload
 
 from strata_git.core import contract, names
 from strata_git.core.entries import Entry, Scan, clean, shown
 from strata_git.gitio.git import Repo
 
+if TYPE_CHECKING:
+    import sqlite3
+
 # Under the state folder: "<tree> <parent>" of the commit the pre-commit hook wrote index.md for.
 
 
-class _Days(dict):
-    """Unix time -> YYYY-MM-DD (UTC), memoized: 5,000 entries share a few hundred days."""
+class _Days(dict[int | None, str | None]):
+    """Unix time -> YYYY-MM-DD (UTC), memoized: 5,000 entries share a few hundred days (None: a
+    time no date shows)."""
 
-    def __missing__(self, stamp: int | None) -> str:
+    def __missing__(self, stamp: int | None) -> str | None:
         day = "uncommitted" if stamp is None else contract.day(stamp)
         self[stamp] = day
         return day
@@ -33,7 +38,7 @@ def _shown(folder: str) -> str:
     return f"{shown(folder)}/" if folder else "(top level)"
 
 
-def _line(entry: Entry, day: str) -> str:
+def _line(entry: Entry, day: str | None) -> str:
     name = shown(names.display(entry.name))  # a line break in a name must not forge a line here
     if entry.problem:
         return f"- `{name}` · INVALID: {entry.problem} · {day}"
@@ -61,7 +66,8 @@ def _summaries(root: str | None, members: list[Entry], times: dict[str, int]) ->
 
     if root is None or not os.path.isdir(os.path.join(root, contract.SUMMARIES)):
         return []
-    lines, more = [], 0
+    lines: list[str] = []
+    more = 0
     for e in sorted(members, key=lambda e: (-times.get(e.name, 0), e.name)):
         if not os.path.isfile(os.path.join(root, summary.path(e.name))):
             continue
@@ -126,7 +132,7 @@ def write(root: str, text: str) -> bool:
     return True
 
 
-def _full(repo: Repo, db, times: dict[str, int], max_bytes: int) -> Scan:
+def _full(repo: Repo, db: sqlite3.Connection, times: dict[str, int], max_bytes: int) -> Scan:
     from strata_git.store import catalog
 
     scan = catalog.scan(repo, db, max_bytes)
@@ -142,7 +148,7 @@ def _full(repo: Repo, db, times: dict[str, int], max_bytes: int) -> Scan:
     return scan
 
 
-def _pruned_archive(repo: Repo, scan: Scan, db) -> list[Entry]:
+def _pruned_archive(repo: Repo, scan: Scan, db: sqlite3.Connection) -> list[Entry]:
     """Entries for archived memories that are not in the working tree (only in a pruned clone)."""
     from strata_git.gitio import partial
     from strata_git.store import shadow
@@ -154,7 +160,7 @@ def _pruned_archive(repo: Repo, scan: Scan, db) -> list[Entry]:
             for row in shadow.all_rows(repo, db) if row.path.partition("/")[2] not in on_disk]
 
 
-def _incremental(repo: Repo, db, times: dict[str, int], paths: list[str], max_bytes: int) -> None:
+def _incremental(repo: Repo, db: sqlite3.Connection, times: dict[str, int], paths: list[str], max_bytes: int) -> None:
     from strata_git.store import catalog
 
     days = _Days()
@@ -184,6 +190,12 @@ def _stamp(repo: Repo, value: str | None) -> None:
         f.write(value + "\n")
 
 
+@overload
+def refresh(repo: Repo, max_bytes: int, commit: None = None, moved: None = None,
+            times: dict[str, int] | None = None) -> Scan: ...
+@overload
+def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | None = None,
+            moved: tuple[list[str], str] | None = None, times: dict[str, int] | None = None) -> Scan | None: ...
 def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | None = None,
             moved: tuple[list[str], str] | None = None, times: dict[str, int] | None = None) -> Scan | None:
     """Regenerate index.md from the working tree and history.

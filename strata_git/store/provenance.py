@@ -54,7 +54,7 @@ def provenance(repo: Repo, name: str, data: bytes | None = None) -> dict[str, An
     if len(fields) < 5 or _changed_since(repo, paths, data, blobs):
         return {"via": "uncommitted"}
     commit, when, author, via, agent = fields[:5]
-    out = {"via": via.strip() or "git", "agent": agent.strip() or None, "author": author, "at": when,
+    out: dict[str, Any] = {"via": via.strip() or "git", "agent": agent.strip() or None, "author": author, "at": when,
            "commit": commit[:12]}
     if data is not None and _blob_id(data, commit) not in blobs:
         out["merged"] = True  # a sync's merge combined this commit's text with another machine's

@@ -23,7 +23,8 @@ import os
 import re
 import time
 from collections import Counter
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import NamedTuple, TypeGuard
 
 from strata_git.core import contract
 from strata_git.gitio.git import Repo
@@ -71,6 +72,10 @@ def make(raw: bytes, blob: str, cap: int = 0) -> bytes:
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
+def _strings(items: list[object]) -> TypeGuard[list[str]]:
+    return all(isinstance(t, str) for t in items)
+
+
 def parse(raw: bytes | None, blob: str, limit: int = 1 << 40) -> Record | str:
     """The record in `raw` if it is a valid one for `blob` of at most `limit` bytes, else why not (one line)."""
     if raw is None:
@@ -89,8 +94,7 @@ def parse(raw: bytes | None, blob: str, limit: int = 1 << 40) -> Record | str:
     texts = [rec.get(k) for k in ("t", "y", "p")]
     if type(size) is not int or not 0 <= size < 1 << 40 or not isinstance(words, str):
         return "size or words of the wrong type"
-    if not all(isinstance(t, str) for t in texts) or not isinstance(tags, list) or len(tags) > MAX_TAGS \
-            or not all(isinstance(t, str) for t in tags):
+    if not _strings(texts) or not isinstance(tags, list) or len(tags) > MAX_TAGS or not _strings(tags):
         return "title, type, tags or preview of the wrong type"
     if size > limit:
         return f"it claims a blob of {size} bytes, over the {limit}-byte memory size limit"
@@ -239,7 +243,7 @@ def _oid(raw: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
 
 
-def _choose(candidates: dict[str, dict[str, bytes | None]], choice: Choice = PLAIN
+def _choose(candidates: Mapping[str, Mapping[str, bytes | None]], choice: Choice = PLAIN
             ) -> tuple[dict[str, Record], list[str]]:
     """{blob: Record} and warnings. A blob whose archive commit names its record (choice.bound)
     gets that record or none: every other candidate, valid or not, is a record history does not

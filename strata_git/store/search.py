@@ -102,7 +102,8 @@ def indexed_count(db: sqlite3.Connection) -> int:
     microseconds where a count of the rows takes milliseconds at 50,000 memories."""
     row = db.execute("SELECT block FROM docs_data WHERE id = 1").fetchone()
     value = 0
-    for i, byte in enumerate(row[0] if row and row[0] else b""):  # SQLite's varint: 7 bits a byte, big-endian
+    block: bytes = row[0] if row and row[0] else b""
+    for i, byte in enumerate(block):  # SQLite's varint: 7 bits a byte, big-endian
         if i == 8:
             return (value << 8) | byte
         value = (value << 7) | (byte & 0x7F)

@@ -62,7 +62,8 @@ def extractive(raw: bytes, where: str) -> str:
     meta = memory.parse_frontmatter(fm, where) if fm is not None else {}
     parsed = memory.Memory(raw, meta, body)
     lines = body.splitlines()
-    headings, decisions, commands, paragraph, fence = [], [], [], [], None
+    headings, decisions, commands, fence = [], [], [], None
+    paragraph: list[str] = []
     for line in lines:
         stripped = line.strip()
         if fence is not None:

@@ -12,6 +12,8 @@ committing (deleting the copy, or removing the line to keep it as a memory).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from typing import Any
 
 from strata_git.core import contract, names
 from strata_git.core.config import Config
@@ -35,7 +37,7 @@ def _head(root: str, path: str) -> bytes:
         return b""
 
 
-def open_conflicts(root: str, active_names: list[str], tracked: list[str] = ()) -> list[dict]:
+def open_conflicts(root: str, active_names: list[str], tracked: Sequence[str] = ()) -> list[dict[str, Any]]:
     """[{name, copy, from, commit, at}] of every open conflict: memory copies in active/ (from its
     names) that carry the provenance line or are not text, and copies of other `tracked` files."""
     found = []

@@ -188,7 +188,9 @@ def _divert_stale(repo: Repo, good: list, blobs: dict[str, bytes | None], left: 
             width += 1
             copy = merge.copy_path(merge.Version(c.path, c.mode, c.oid), c.oid[:width])
         raw = blobs.get(c.oid) or b""
-        name = names.split_path(c.path)[1]
+        where = names.split_path(c.path)
+        assert where is not None  # kept edits are memories (a path outside the tiers failed here before too)
+        name = where[1]
         marked = merge.with_provenance(raw, {"of": name[: -len(names.SUFFIX)],
                                              **provenance(repo, repo.head() or "")}) or raw
         safefs.write(repo.root, copy, marked)

@@ -80,6 +80,20 @@ def tier_of(path: str) -> str | None:
     return where[0] if where else None
 
 
+def _memory_name(path: str) -> str:
+    """memory_name() of a path known to hold a memory (its key does not start with a NUL)."""
+    name = memory_name(path)
+    assert name is not None
+    return name
+
+
+def _memory_tier(path: str) -> str:
+    """tier_of() of a path known to hold a memory."""
+    tier = tier_of(path)
+    assert tier is not None
+    return tier
+
+
 def changes(repo: Repo, base: str, commit: str) -> dict[str, tuple[tuple[str, str] | None, tuple[str, str] | None]]:
     """{path: (old (mode, blob) or None, new or None)} between two commits (no rename guessing)."""
     return {c.path: ((c.old_mode, c.old_oid) if c.old_mode != "000000" else None,
@@ -95,7 +109,7 @@ def _pick(b: Version | None, o: Version, t: Version, field: Callable[[Version], 
 
 
 def _tier(b: Version, o: Version, t: Version) -> str:
-    bt, ot, tt = tier_of(b.path), tier_of(o.path), tier_of(t.path)
+    bt, ot, tt = _memory_tier(b.path), _memory_tier(o.path), _memory_tier(t.path)
     if ot == bt:
         return tt
     if tt == bt or ot == tt:
@@ -129,20 +143,23 @@ class Merger:
             return Decision(key, min(o, t, key=lambda v: v.blob), None, "summary made on both sides: one kept")
         if o is None or t is None:  # deleted on one side, changed on the other (b exists here)
             kept = o or t
+            assert kept is not None and b is not None  # both None, or one None and b None: returned above
             if kept.blob == b.blob:
                 return Decision(key, None, None, "deleted on one side, only moved on the other: deleted")
-            path = _place(memory_name(kept.path), "active") if memory else kept.path
+            path = _place(_memory_name(kept.path), "active") if memory else kept.path
             return Decision(key, kept._replace(path=path), None, "deleted on one side, edited on the other: edit kept")
         if b is None:  # created on both sides
             if o.blob == t.blob and o.mode == t.mode:
-                tier = min((tier_of(o.path), tier_of(t.path)), key=RANK.__getitem__) if memory else None
-                path = _place(memory_name(t.path), tier) if memory else t.path
+                path = t.path
+                if memory:
+                    path = _place(_memory_name(t.path),
+                                  min((_memory_tier(o.path), _memory_tier(t.path)), key=RANK.__getitem__))
                 return Decision(key, t._replace(path=path), None, "created on both sides with the same content")
             return Decision(key, t, o, "created on both sides")
         name = _pick(b, o, t, lambda v: memory_name(v.path) or v.path)
         content = self._content(name if memory else o.path, b, o, t)
         if content is None:
-            return Decision(key, t._replace(path=_place(memory_name(t.path), "active") if memory else t.path), o,
+            return Decision(key, t._replace(path=_place(_memory_name(t.path), "active") if memory else t.path), o,
                             "edited on both sides")
         mode = _pick(b, o, t, lambda v: v.mode)
         if not memory:
@@ -161,8 +178,8 @@ class Merger:
             return t.blob
         if not all(v.mode == "100644" for v in (b, o, t)):
             return None
-        raws = self.repo.objects([b.blob, o.blob, t.blob])
-        if any(raw is None for raw in raws):
+        raws = [raw for raw in self.repo.objects([b.blob, o.blob, t.blob]) if raw is not None]
+        if len(raws) < 3:
             return None
         import tempfile
 
@@ -191,7 +208,7 @@ class Merger:
         return self.repo.git("hash-object", "-w", "--stdin", input=marked).decode().strip()
 
 
-def _still_valid(where: str, merged: bytes, sides: list[bytes | None]) -> bool:
+def _still_valid(where: str, merged: bytes, sides: list[bytes]) -> bool:
     """A clean text merge can still break what git-strata parses (a key set on both sides)."""
     from strata_git.errors import StrataError
 
@@ -335,16 +352,19 @@ def merge(repo: Repo, base: str | None, ours: str, theirs: str, provenance: dict
     by_key: dict[str, set[str]] = {}
     for path in mine.keys() | other.keys():
         by_key.setdefault(key_of(path), set()).add(path)
-    work = []
+    work: list[tuple[str, Version | None, Version | None, Version | None]] = []
     for key in sorted(by_key):
         paths = sorted(by_key[key])
-        base_v = {p: (mine.get(p) or other.get(p))[0] for p in paths}
+        base_v = {p: (mine[p] if p in mine else other[p])[0] for p in paths}
         sides = [{p: (diff[p][1] if p in diff else base_v[p]) for p in paths} for diff in (mine, other)]
         states = [_versions(base_v), _versions(sides[0]), _versions(sides[1])]
         if any(len(s) > 1 for s in states):  # a name in two places at once: merge its paths one by one
-            work += [("\0" + p, *(_one(_versions({p: s.get(p)})) for s in (base_v, *sides))) for p in paths]
+            for p in paths:
+                b, o, t = (_one(_versions({p: s.get(p)})) for s in (base_v, *sides))
+                work.append(("\0" + p, b, o, t))
         else:
-            work.append((key, *(_one(s) for s in states)))
+            b, o, t = (_one(s) for s in states)
+            work.append((key, b, o, t))
     fetch(sorted({v.blob for _, b, o, t in work if o != t and o != b and t != b for v in (b, o, t) if v}))
     merger = Merger(repo, provenance)
     decided = [(merger.decide(k, b, o, t), o, o != t and o != b and t != b) for k, b, o, t in work]

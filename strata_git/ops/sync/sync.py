@@ -27,7 +27,7 @@ import random
 import subprocess
 import time
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from strata_git.core import contract
 from strata_git.core.config import Config
@@ -63,11 +63,11 @@ class Result(NamedTuple):
     branch: str
     head: str | None
     committed: list[str]  # local edits committed before integrating
-    left: list[dict]  # uncommitted edits the checks refused: [{path, reason}]
+    left: list[dict[str, str]]  # uncommitted edits the checks refused: [{path, reason}]
     integrated: str  # "up to date", "fast-forward", "merge" (or "would ..." in a dry run)
     incoming: int  # commits brought in
     outgoing: int  # commits pushed (or to push)
-    decisions: list[dict]  # names both sides changed, and what became of them
+    decisions: list[dict[str, Any]]  # names both sides changed, and what became of them
     pushed: bool
     rewound: int  # commits the remote had lost, given back to it
     attempts: int
@@ -75,7 +75,7 @@ class Result(NamedTuple):
     dry_run: bool
 
     @property
-    def conflicts(self) -> list[dict]:
+    def conflicts(self) -> list[dict[str, Any]]:
         return [d for d in self.decisions if d.get("beside")]
 
     def as_dict(self) -> dict:
@@ -185,7 +185,7 @@ def _message(remote: str, branch: str, theirs: str, merged: merge.Merged, machin
     return contract.message(subject, [*trailers, (contract.MACHINE, machine)])
 
 
-def _decision(d: merge.Decision) -> dict:
+def _decision(d: merge.Decision) -> dict[str, Any]:
     return {"name": d.name, "how": d.how, "path": d.result.path if d.result else None,
             "beside": d.beside.path if d.beside else None}
 
@@ -261,6 +261,7 @@ def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, 
         how, decisions = "merge", merged.decisions
     if dry_run:
         return f"would {how}", ours or "", decisions, []
+    assert ours is not None, "an unborn HEAD cannot be moved from"  # it never could: git was given None
     changed = _refuse_dirty(repo, ours, new, listed, left)
     _fetch_needed(repo, w, new, changed)
     txn.advance(repo, ours, new, changed, f"strata: sync {how} with {w.remote}/{branch}")
@@ -375,8 +376,10 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
             integrated = how
         outgoing = {"fast-forward": 0, "merge": ahead + 1}.get(how, ahead)
         if dry_run:
-            return Result(w.remote, git.shown_url(w.url), branch, start, committed, left, integrated, incoming,
-                          outgoing, [_decision(d) for d in decisions], False, rewound, attempt, {}, True)
+            return Result(remote=w.remote, url=git.shown_url(w.url), branch=branch, head=start, committed=committed,
+                          left=left, integrated=integrated, incoming=incoming, outgoing=outgoing,
+                          decisions=[_decision(d) for d in decisions], pushed=False, rewound=rewound,
+                          attempts=attempt, mirrors={}, dry_run=True)
         if head != start:
             # Only `changed` differ from `ours`, which the catalog may reflect; else a full scan.
             txn.follow_head(repo, cfg, since=ours, paths=changed if changed and ours else None)
@@ -390,8 +393,10 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
                 if specs and oid:  # what the remote has now, as a fetch would record it
                     repo.git("update-ref", ref, oid)
             pushed_to = mirror.push_mirrors(repo, w, branch)
-            return Result(w.remote, git.shown_url(w.url), branch, head, committed, left, integrated, incoming,
-                          outgoing, [_decision(d) for d in decisions], bool(specs), rewound, attempt, pushed_to, False)
+            return Result(remote=w.remote, url=git.shown_url(w.url), branch=branch, head=head, committed=committed,
+                          left=left, integrated=integrated, incoming=incoming, outgoing=outgoing,
+                          decisions=[_decision(d) for d in decisions], pushed=bool(specs), rewound=rewound,
+                          attempts=attempt, mirrors=pushed_to, dry_run=False)
         before = theirs
     raise Refused(f"{w.remote} kept changing: {ATTEMPTS} rounds in a row another machine pushed first; "
                   "everything here is committed", "run `git strata sync` again")

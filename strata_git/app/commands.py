@@ -1,0 +1,177 @@
+"""Every `git strata` command, declared once: its name, one help string, its arguments and its handler.
+
+The parser (cli._parser) is built from this table in one loop; a help command, man pages and shell
+completion read the same table. Handlers are named by dotted path, so reading the table imports
+nothing heavy: a handler's module is imported only when its command runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+
+class Arg(NamedTuple):
+    """One argparse `add_argument(*flags, **options)` call."""
+
+    flags: tuple[str, ...]
+    options: dict[str, Any]
+
+
+class Command(NamedTuple):
+    name: str
+    help: str  # the one-line help and the description of `git strata NAME -h`
+    handler: str  # "module.function": takes the parsed arguments, returns the exit code
+    args: tuple[Arg, ...] = ()
+
+
+def arg(*flags: str, **options: Any) -> Arg:
+    return Arg(flags, options)
+
+
+def _h(function: str) -> str:
+    return f"strata_git.app.handlers.{function}"
+
+
+# Arguments that several commands share, declared once.
+TIER = arg("--tier", choices=("active", "cooled", "archive"), help="only this tier")
+TYPE = arg("--type", help="only memories of this type")
+JSON = arg("--json", action="store_true", help="print the result as JSON (for agents)")  # every command has it
+
+# In the order `git strata -h` lists them.
+TABLE: tuple[Command, ...] = (
+    Command("init", "make a folder or an existing git repository a memory repository", _h("cmd_init"), (
+        arg("dir", nargs="?", default=".", help="folder (default: here)"),
+    )),
+    Command("write", "create or replace an active memory (from -m, --file or stdin) in one commit", _h("cmd_write"), (
+        arg("name", help="memory name relative to the tier, e.g. projects/koda"),
+        arg("-m", "--message", help="the content"),
+        arg("--file", help="read the content from this file ('-' for stdin)"),
+        arg("--title", help="set 'title' in the frontmatter"),
+        arg("--tags", help="set 'tags' in the frontmatter (comma-separated)"),
+        arg("--type", help="set 'type' in the frontmatter (note, decision, rejection, ...)"),
+    )),
+    Command("read", "print a memory from whichever tier holds it (records an access)", _h("cmd_read"), (
+        arg("name", help="memory name, e.g. projects/koda"),
+        arg("--summary", action="store_true", help="print the summary made when it cooled, not the memory"),
+    )),
+    Command("list", "list memories with tier, type, title and tags", _h("cmd_list"), (TIER, TYPE)),
+    Command("status", "counts and sizes per tier, hooks, config in force, problems", _h("cmd_status")),
+    Command("reject", "record a rejection (\"we said no to X\") in one commit: never cooled, always in the boot "
+            "context", _h("cmd_reject"), (
+        arg("text", help='what was said no to, in one line: "use MongoDB for the event store"'),
+        arg("--why", help="the reason, kept in the memory's body"),
+        arg("--name", help="memory name (default: rejections/<words of the text>)"),
+    )),
+    Command("context", "print the boot context an agent loads after a restart: rejections, decisions, recent "
+            "memories", _h("cmd_context"), (
+        arg("--budget", type=int, default=None, help="token budget (default 1000; estimate: UTF-8 bytes / 3)"),
+        arg("--type", help="only memories of this type beside the rejections and decisions"),
+    )),
+    Command("stats", "memories and bytes per tier, migrations per week, reads, index freshness, tokens and bytes "
+            "saved", _h("cmd_stats")),
+    Command("mcp", "run the MCP server on stdio (for agents: see the README for registering it)", _h("cmd_mcp"), (
+        arg("--agent", help="the agent's name, recorded with every change it makes"),
+        arg("--memory", metavar="PATH", help="the memory repository (default: the one here)"),
+    )),
+    Command("edit", "open an active memory in your editor and commit the result", _h("cmd_edit"), (
+        arg("name", help="active memory to edit"),
+        arg("--recall", action="store_true", help="if it is cooled or archived, bring it back first"),
+    )),
+    Command("forget", "remove an active memory in one commit (history keeps it)", _h("cmd_forget"), (
+        arg("name", help="active memory to remove"),
+    )),
+    Command("recall", "bring cooled or archived memories (by name, or the best match for a query) back to active/",
+            _h("cmd_recall"), (
+        arg("name", nargs="+", help="memory names to bring back (with --query: words to search for)"),
+        arg("--query", action="store_true",
+            help="an argument that names no memory is a query: recall its best cooled or archived match"),
+    )),
+    Command("search", "search all tiers (active, cooled, and archive through the shadow index) for any text",
+            _h("cmd_search"), (
+        arg("query", help="any text: words, a question, quotes, CJK..."),
+        TIER,
+        TYPE,
+        arg("--limit", type=int, default=10, help="at most this many hits (default 10)"),
+        arg("--rank", choices=("merged", "cascade"), default="merged",
+            help="merged: best score first, any tier (default); cascade: active, then cooled, then archive"),
+    )),
+    Command("archive", "push archived content to the archive remote, verify it there, then prune it locally",
+            _h("cmd_archive"), (
+        arg("--dry-run", action="store_true", help="say what would be pruned"),
+    )),
+    Command("reindex", "upgrade old shadow records, rebuild the shadow index from history and the search index "
+            "from disk", _h("cmd_reindex")),
+    Command("sync", "fetch, merge by memory name (never losing an edit) and push: memory, access and archive "
+            "records", _h("cmd_sync"), (
+        arg("--remote", help="the git remote to sync with (default: sync.remote, origin)"),
+        arg("--dry-run", action="store_true", help="fetch and say what would be committed, merged, pushed"),
+    )),
+    Command("resolve", "close a conflict a sync left: --keep current, copy or both", _h("cmd_resolve"), (
+        arg("name", help="the memory, or its conflict copy (NAME.conflict-XXXXXXXX)"),
+        arg("--keep", required=True, choices=("current", "copy", "both"),
+            help="current: delete the copy; copy: the copy replaces the memory; both: keep both memories"),
+    )),
+    Command("clone", "clone a memory repository without its archived content (archive stays searchable)",
+            _h("cmd_clone"), (
+        arg("url", help="the memory repository's git url"),
+        arg("dir", nargs="?", help="folder to clone into (default: from the url)"),
+    )),
+    Command("index", "regenerate index.md (the router) and print it", _h("cmd_index")),
+    Command("janitor", "plan the tier migrations the rules call for, and apply them as one commit (--dry-run: "
+            "show only)", _h("cmd_janitor"), (
+        arg("--dry-run", action="store_true", help="show the plan with rules and evidence; change nothing"),
+        arg("--now", metavar="WHEN", help="plan as if it were WHEN (2027-01-31, @<unix time>, +30d)"),
+    )),
+    Command("serve", "run the janitor on a schedule (first cycle dry unless --live); --stop stops it",
+            _h("cmd_serve"), (
+        arg("--interval", default="15m", help="time between cycles: 90, 30s, 15m (default), 2h"),
+        arg("--live", action="store_true", help="apply from the first cycle (default: the first is a dry run)"),
+        arg("--once", action="store_true", help="run one cycle and exit"),
+        arg("--sync", action="store_true", help="after each cycle, run `git strata sync` (unattended machines)"),
+        arg("--stop", action="store_true", help="stop the daemon running for this repository"),
+    )),
+    Command("log", "list the janitor's migrations with their rules and evidence", _h("cmd_log"), (
+        arg("name", nargs="?", help="only this memory's migrations"),
+        arg("--limit", type=int, default=50, help="at most this many (default 50)"),
+    )),
+    Command("why", "say where a memory is, since when, by which rule, and when it moves next", _h("cmd_why"), (
+        arg("name", help="memory name, e.g. projects/koda"),
+        arg("--now", metavar="WHEN", help="explain as if it were WHEN"),
+    )),
+    Command("scan", "find secrets already in history (every ref, commit messages too); exit 1 if any; "
+            "--allow FINGERPRINT allows a false positive", _h("cmd_scan"), (
+        arg("--allow", metavar="FINGERPRINT", action="append",
+            help="allow a false positive in this clone by the fingerprint a scan or a refusal printed "
+                 "(repeatable); nothing is scanned"),
+    )),
+    Command("install-hooks", "install git-strata's hook shims (keeping your own hooks)", _h("cmd_install_hooks")),
+    Command("uninstall-hooks", "remove git-strata's hook shims (restoring your own hooks)",
+            _h("cmd_uninstall_hooks")),
+    Command("capture", "turn an agent transcript (Claude Code or Codex JSONL) into typed memories, "
+            "from where the last capture stopped", _h("cmd_capture"), (
+        arg("transcript", help="the transcript file (the harness's transcript_path)"),
+        arg("--format", choices=("auto", "claude-code", "codex"), default="auto",
+            help="the transcript's format (default: told by its first line)"),
+        arg("--session", help="the session id (default: the one the transcript names)"),
+        arg("--log", action="store_true",
+            help="also write the outcome, or the error, as one line of .git/strata/agent.log (the agent "
+                 "hooks' background captures do)"),
+    )),
+    Command("agent", "install or uninstall the Claude Code / Codex hooks and MCP server entry "
+            "(`agent install claude-code`)", _h("cmd_agent"), (
+        arg("action", choices=("install", "uninstall")),
+        arg("harness", choices=("claude-code", "codex")),
+        arg("--scope", choices=("project", "user"), default="project",
+            help="project: the project's own config files (default); user: your home folder's"),
+        arg("--memory", metavar="PATH", help="the memory repository the hooks use (default: the one here)"),
+        arg("--project", metavar="DIR", help="the project folder for --scope project (default: here)"),
+        arg("--dry-run", action="store_true", help="print the diff of each file; change nothing"),
+    )),
+    Command("hook", "run a hook's work (called by the installed shims; `hook agent EVENT` by agent harnesses)",
+            "strata_git.app.cli.cmd_hook", (
+        arg("hook_name", metavar="HOOK", help="pre-commit, post-commit, post-checkout, post-merge, post-rewrite"),
+        arg("hook_args", nargs="*", help="arguments git passed to the hook"),
+    )),
+)
+
+BY_NAME: dict[str, Command] = {c.name: c for c in TABLE}

@@ -1,0 +1,336 @@
+"""What each `git strata` command does (commands.py names these): call the library once, then print
+the result, as JSON with --json, else as render.py's text. Returns the exit code.
+
+Imports stay inside the handlers: only the command that runs pays for its modules.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from strata_git.app import render
+from strata_git.core.entries import shown
+from strata_git.errors import Refused, StrataError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from strata_git.app.vault import Vault
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if args.json:
+        import json
+
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    elif text:
+        print(text)
+
+
+def _vault() -> Vault:
+    from strata_git.app.vault import Vault
+
+    return Vault.open(".")
+
+
+def _content(args: argparse.Namespace) -> bytes:
+    if args.message is not None and args.file is not None:
+        raise StrataError("give the content once: -m or --file, not both", "choose one")
+    if args.message is not None:
+        message: str = args.message
+        return message.encode("utf-8")
+    if args.file not in (None, "-"):
+        try:
+            with open(args.file, "rb") as f:
+                return f.read(64 * 1024 * 1024)
+        except OSError as e:
+            raise StrataError(f"cannot read {args.file}: {e.strerror}", "check the path") from None
+    if args.file is None and sys.stdin.isatty():
+        raise StrataError("no content given", "pass -m TEXT, --file PATH, or pipe the content on stdin")
+    return sys.stdin.buffer.read(64 * 1024 * 1024)
+
+
+def _when(args: argparse.Namespace) -> int | None:
+    import time
+
+    from strata_git.core.rules import parse_when
+
+    return parse_when(args.now, int(time.time())) if args.now else None
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from strata_git.app.init import init
+
+    result = init(args.dir)
+    _emit(args, result.as_dict(), render.init(result))
+    return 0
+
+
+def cmd_write(args: argparse.Namespace) -> int:
+    tags = [t.strip() for t in args.tags.split(",") if t.strip()] if args.tags is not None else None
+    change = _vault().write(args.name, _content(args), title=args.title, tags=tags, type=args.type, via="cli")
+    _emit(args, change.as_dict(), render.change(change))
+    return 0
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    if args.summary:
+        tier, text = _vault().summary(args.name)
+        _emit(args, {"name": args.name, "tier": tier, "summary": text}, text.rstrip("\n"))
+        return 0
+    result = _vault().read(args.name, via="cli")
+    if args.json:
+        _emit(args, result.as_dict(), "")
+    else:
+        sys.stdout.buffer.write(result.raw)
+        sys.stdout.flush()
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    entries = _vault().list(tier=args.tier, type=args.type)
+    _emit(args, [e.as_dict() for e in entries], render.listing(entries))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    status = _vault().status()
+    _emit(args, status.as_dict(), render.status(status))
+    return 0
+
+
+def _run_editor(path: str) -> None:
+    import subprocess
+
+    from strata_git.gitio.git import run
+
+    editor = run(["var", "GIT_EDITOR"], os.path.dirname(path)).stdout.decode().strip() or "vi"
+    code = subprocess.call(["sh", "-c", f'{editor} "$@"', editor, path])
+    if code != 0:
+        raise Refused(f"the editor ({editor}) exited with status {code}; nothing was committed",
+                      "your changes, if any, are still in the file")
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    vault = _vault()
+    tier, _ = vault.locate(args.name)
+    if tier in ("cooled", "archive"):
+        asked = not args.recall and sys.stdin.isatty() and sys.stderr.isatty()
+        if asked:
+            print(f"{args.name} is in {tier}/ (read-only). Bring it back to active/ and edit it? [y/N] ",
+                  end="", file=sys.stderr, flush=True)
+        if args.recall or (asked and sys.stdin.readline().strip().lower() in ("y", "yes")):
+            vault.recall(args.name, via="cli")
+    change = vault.edit(args.name, _run_editor, via="cli")
+    _emit(args, change.as_dict(), render.change(change))
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    change = _vault().forget(args.name, via="cli")
+    _emit(args, change.as_dict(), render.forgotten(change))
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    changes = _vault().recall(args.name, via="cli", match=args.query)
+    _emit(args, [c.as_dict() for c in changes], render.changes(changes))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    hits = _vault().search(args.query, tier=args.tier, type=args.type, limit=args.limit, rank=args.rank)
+    _emit(args, [h.as_dict() for h in hits], render.search(hits))
+    return 0
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    change = _vault().reject(args.text, name=args.name, why=args.why, via="cli")
+    _emit(args, change.as_dict(), render.change(change))
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    ctx = _vault().context(args.budget, type=args.type)
+    if not args.json and ctx.over_budget:
+        print(f"git-strata: warning: the header and the active rejections alone need {ctx.tokens} tokens, over "
+              f"the budget of {ctx.budget}; every rejection is included all the same", file=sys.stderr)
+    _emit(args, ctx.as_dict(), ctx.text.rstrip("\n"))
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from strata_git.app import stats
+
+    found = _vault().stats()
+    _emit(args, found, stats.render(found))
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from strata_git.app import mcpserver
+
+    return mcpserver.main(agent=args.agent, path=args.memory or ".")
+
+
+def cmd_archive(args: argparse.Namespace) -> int:
+    r = _vault().archive(dry_run=args.dry_run)
+    _emit(args, r.as_dict(), render.archive(r))
+    return 0
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    say = None
+    if not args.json and sys.stderr.isatty():
+        def say(text: str) -> None:
+            print(f"{text}...", file=sys.stderr)
+    vault = _vault()
+    r = vault.sync(args.remote, dry_run=args.dry_run, progress=say)
+    weakened = [line for line in vault.config_now() if line not in vault.cfg.ignored]
+    for line in weakened:  # a peer's change to the shared config that this clone does not apply
+        print(f"warning: {line}", file=sys.stderr)
+    _emit(args, {**r.as_dict(), "config_ignored": weakened}, render.sync(r))
+    return 1 if any(state.startswith("failed") for state in r.mirrors.values()) else 0
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    c = _vault().resolve(args.name, args.keep, via="cli")
+    _emit(args, c.as_dict(), render.resolved(c))
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    done = _vault().reindex()
+    _emit(args, done, render.reindex(done))
+    return 0
+
+
+def cmd_clone(args: argparse.Namespace) -> int:
+    from strata_git.ops import clone
+
+    done = clone.clone(args.url, args.dir)
+    _emit(args, done.as_dict(), render.cloned(done))
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    path, text = _vault().index()
+    _emit(args, {"path": path, "content": text}, text.rstrip("\n"))
+    return 0
+
+
+def cmd_janitor(args: argparse.Namespace) -> int:
+    result = _vault().janitor(dry_run=args.dry_run, now=_when(args))
+    _emit(args, result.as_dict(), render.janitor(result, args.dry_run))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from strata_git.app import serve
+
+    vault = _vault()
+    if args.stop:
+        pid = serve.stop(vault.repo)
+        _emit(args, {"stopped": pid}, f"stopped the daemon (pid {pid})" if pid else "no daemon was running")
+        return 0
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.json else (lambda _: None)
+    cycles = vault.serve(serve.parse_interval(args.interval), live=args.live, once=args.once, say=say,
+                         sync=args.sync)
+    _emit(args, {"cycles": cycles}, f"stopped after {cycles} cycle(s)")
+    return 0
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    moves = _vault().log(args.name, args.limit)
+    _emit(args, moves, render.log(moves))
+    return 0
+
+
+def cmd_why(args: argparse.Namespace) -> int:
+    info = _vault().why(args.name, now=_when(args))
+    _emit(args, info, render.why(info))
+    return 0
+
+
+def _scan_progress() -> Callable[[int, int], None]:
+    """Objects read so far, on one stderr line, once a scan has run for a second."""
+    import time
+
+    start = time.monotonic()
+
+    def show(done: int, total: int) -> None:
+        if time.monotonic() - start > 1:
+            print(f"\rscanning history: {done}/{total} objects", end="\n" if done >= total else "",
+                  file=sys.stderr, flush=True)
+    return show
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    vault = _vault()
+    if args.allow:
+        added = vault.allow_secret(args.allow)
+        _emit(args, {"allowed": added, "already": [a for a in args.allow if a not in added]}, render.allowed(added))
+        return 0
+    report = vault.scan(progress=_scan_progress() if not args.json and sys.stderr.isatty() else None)
+    _emit(args, report.as_dict(), render.scan(report))
+    return 1 if report.findings else 0
+
+
+def cmd_install_hooks(args: argparse.Namespace) -> int:
+    from strata_git.ops import hookshims
+
+    done, note = hookshims.install(_vault().repo)
+    _emit(args, {"hooks": done, "note": note}, render.hooks(done, note))
+    return 0
+
+
+def cmd_uninstall_hooks(args: argparse.Namespace) -> int:
+    from strata_git.ops import hookshims
+
+    done = hookshims.uninstall(_vault().repo)
+    _emit(args, done, render.hooks(done))
+    return 0
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    from strata_git.core.secrets import redact
+    from strata_git.ops import capture
+
+    vault = _vault()
+    try:
+        r = capture.capture(vault.repo, vault.cfg, args.transcript, args.format, args.session)
+    except Exception as e:
+        if args.log:
+            from strata_git.app import agents
+
+            agents.log(vault.repo.root, "capture", redact(f"{shown(args.transcript)}: made no progress: "
+                                                           f"{getattr(e, 'message', None) or type(e).__name__}"))
+        raise
+    text = render.captured(r, args.transcript)
+    if args.log:
+        from strata_git.app import agents
+
+        agents.log(vault.repo.root, "capture", text.replace("\n", "; "))
+    _emit(args, r.as_dict(), text)
+    return 0
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    from strata_git.app import install
+    from strata_git.app.vault import Vault
+
+    home, project = os.path.expanduser("~"), os.path.abspath(args.project or ".")
+    if args.action == "install":
+        memory = Vault.open(args.memory or ".").repo.root
+        changes = install.install(args.harness, args.scope, memory, project, home, args.dry_run)
+    else:  # uninstall needs no memory repository: it removes whatever entries git-strata added
+        memory = args.memory or ""
+        changes = install.uninstall(args.harness, args.scope, project, home, args.dry_run)
+    diff = install.diff(changes) if args.dry_run else ""
+    _emit(args, {"action": args.action, "harness": args.harness, "scope": args.scope, "memory": memory,
+                 "dry_run": args.dry_run, "files": [c.path for c in changes], "diff": diff},
+          render.agent_files(changes, args.action, args.harness, args.scope, diff, args.dry_run))
+    return 0

@@ -1,0 +1,62 @@
+"""A repository with an archive tier: memories seeded, moved to archive/ by the janitor, and
+readers of what the archive left behind (blobs at HEAD, objects held here, shadow rows)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import FIXED_DATE, git
+
+DAY = 86400
+T0 = int(datetime.datetime.fromisoformat(FIXED_DATE).timestamp())
+WORDS = ["harbor", "lantern", "quartz", "meadow", "copper", "violet", "glacier", "saffron", "tundra", "orchid"]
+
+
+def body(i: int) -> str:
+    return (f"---\ntitle: Memory {i} about {WORDS[i % 10]}\ntags: [batch{i % 5}]\n---\n# Memory {i}\n\n"
+            f"Fact number {i}: the {WORDS[i % 10]} project uses token{i:04d} for its cache.\n"
+            f"{'Extra line for size. ' * (i % 7)}\n")
+
+
+def seed_archive(mem: Path, n: int, active: int = 3):
+    """`n` memories moved active -> cooled -> archive by the janitor, plus `active` live ones."""
+    from strata_git.app.vault import Vault
+
+    folder = mem / "active/notes"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (folder / f"m{i:04d}.md").write_text(body(i))
+    git(mem, "add", "active")
+    os.environ["STRATA_INTERNAL"] = "1"
+    try:
+        git(mem, "commit", "-q", "-m", "seed")
+    finally:
+        del os.environ["STRATA_INTERNAL"]
+    vault = Vault.open(str(mem))
+    vault.janitor(now=T0 + 40 * DAY)
+    vault.janitor(now=T0 + 200 * DAY)
+    for i in range(active):
+        vault.write(f"live/a{i}", f"# Live {i}\n\nStill in use: kestrel{i}.\n".encode())
+    return vault
+
+
+def archived_blobs(repo: Path) -> dict[str, str]:
+    out = git(repo, "ls-tree", "-r", "HEAD", "--", "archive").stdout.decode().splitlines()
+    return {line.split("\t")[1]: line.split()[2] for line in out if line.endswith(".md")}
+
+
+def held(repo: Path, oid: str) -> bool:
+    env = {**os.environ, "GIT_NO_LAZY_FETCH": "1"}
+    return subprocess.run(["git", "cat-file", "-e", oid], cwd=repo, env=env, capture_output=True).returncode == 0
+
+
+def shadow_rows(repo: Path) -> list[tuple]:
+    from strata_git.gitio.git import discover
+    from strata_git.store import shadow
+
+    r = discover(str(repo))
+    with shadow.connect(r) as db:
+        return shadow.rows(db)
