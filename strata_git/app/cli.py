@@ -84,67 +84,17 @@ def _crash_log() -> str:
     return path
 
 
-def run_agent_hook(args: list[str]) -> int:
-    """`git strata hook agent EVENT [--harness H] [--memory PATH]`: the harness's JSON on stdin, the
-    answer on stdout, exit 0 always (see agents.py: every hook fails open, bad arguments too)."""
-    from strata_git.app import agents
-
-    event = args[0] if args else ""
-    options = dict(zip(args[1::2], args[2::2], strict=False))
-    harness = options.get("--harness", "claude-code")
-    stdin = sys.stdin.buffer if sys.stdin is not None else None  # read within the hook's deadline
-    print(agents.hook(event, harness if harness in agents.HARNESSES else "claude-code", options.get("--memory"), stdin))
-    return 0
-
-
-def run_hook(hook: str, as_json: bool = False) -> int:
-    """What the hook shims call; kept off argparse and heavy imports to keep commits fast."""
-    from strata_git.app import hooks
-    from strata_git.core import config
-    from strata_git.core.contract import HOOKS
-    from strata_git.gitio.git import discover
-
-    if hook not in HOOKS:
-        raise StrataError(f"unknown hook {hook!r}", f"use one of: {', '.join(HOOKS)}")
-    if os.environ.get("STRATA_INTERNAL"):
-        return 0
-    repo = discover(".")
-    has_config = os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH))
-    if not has_config and hook != "pre-commit":
-        return 0  # a checkout without git-strata (another branch); the shim was installed here, so guard anyway
-    try:
-        cfg = config.load(repo.root, repo.state_dir()) if has_config else config.Config()
-        problems = hooks.run(repo, cfg, hook)
-    except StrataError as e:
-        if hook == "pre-commit":
-            raise
-        print(f"git-strata: warning: {hook}: {e.message}", file=sys.stderr)
-        return 0
-    if as_json:
-        import json
-
-        print(json.dumps({"hook": hook, "ok": not problems, "problems": problems}, ensure_ascii=False))
-    for problem in problems:
-        print(f"git-strata: refused: {problem}", file=sys.stderr)
-    if problems:
-        print(f"git-strata: commit refused ({len(problems)} problem{'s' * (len(problems) > 1)}); "
-              "nothing was committed", file=sys.stderr)
-        return 1
-    return 0
-
-
-def cmd_hook(args: argparse.Namespace) -> int:
-    """`git strata hook HOOK --json` (the shims take the faster path in main)."""
-    return run_hook(args.hook_name, args.json)
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:2] == ["hook", "agent"]:
-        return run_agent_hook(argv[2:])
+        from strata_git.app import hooks
+
+        return hooks.agent(argv[2:])
     if len(argv) >= 2 and argv[0] == "hook" and not any(a.startswith("-") for a in argv[1:]):
         # The hook path skips argparse: every commit pays for what is imported here.
-        return _run(lambda: run_hook(argv[1]), as_json=False)
+        from strata_git.app import hooks
+
+        return _run(lambda: hooks.git_hook(argv[1]), as_json=False)
     if argv == ["--version"]:  # what argparse would print, without building the parser
         print(f"git-strata {__version__}")
         return 0

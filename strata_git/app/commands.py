@@ -168,7 +168,7 @@ TABLE: tuple[Command, ...] = (
         arg("--dry-run", action="store_true", help="print the diff of each file; change nothing"),
     )),
     Command("hook", "run a hook's work (called by the installed shims; `hook agent EVENT` by agent harnesses)",
-            "strata_git.app.cli.cmd_hook", (
+            "strata_git.app.handlers.cmd_hook", (
         arg("hook_name", metavar="HOOK", help="pre-commit, post-commit, post-checkout, post-merge, post-rewrite"),
         arg("hook_args", nargs="*", help="arguments git passed to the hook"),
     )),

@@ -334,3 +334,10 @@ def cmd_agent(args: argparse.Namespace) -> int:
                  "dry_run": args.dry_run, "files": [c.path for c in changes], "diff": diff},
           render.agent_files(changes, args.action, args.harness, args.scope, diff, args.dry_run))
     return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    """`git strata hook HOOK --json` (the shims take the faster path in cli.main)."""
+    from strata_git.app import hooks
+
+    return hooks.git_hook(args.hook_name, args.json)
