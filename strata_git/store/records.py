@@ -36,7 +36,7 @@ MAX_TAGS = 100
 # words spelled out (each token as often as counted, a space after each) within EXPANSION times
 # that size (NFKC can spell a character out as several: U+FDFD, 3 bytes, is 18 characters).
 EXPANSION = 8
-_OID = re.compile(r"[0-9a-f]{40}")
+OID = re.compile(r"[0-9a-f]{40}")  # a git object id (SHA-1), as history and refs name it
 
 
 class Record(NamedTuple):
@@ -144,7 +144,7 @@ def refs(repo: Repo) -> dict[str, str]:
         with open(os.path.join(repo.git_dir, "packed-refs"), encoding="utf-8", errors="replace") as f:
             for line in f:
                 oid, _, ref = line.rstrip("\n").partition(" ")
-                if _is_shadow(ref) and _OID.fullmatch(oid):
+                if _is_shadow(ref) and OID.fullmatch(oid):
                     found[ref] = oid
     except OSError:
         pass
@@ -156,7 +156,7 @@ def refs(repo: Repo) -> dict[str, str]:
                     oid = f.read().strip()
             except OSError:
                 continue
-            if _OID.fullmatch(oid) and _is_shadow(folder + name):
+            if OID.fullmatch(oid) and _is_shadow(folder + name):
                 found[folder + name] = oid
     return found
 
@@ -186,7 +186,7 @@ def listing(repo: Repo, commits: list[str]) -> dict[str, list[str]]:
     for commit in sorted(set(commits)):
         for path, entry in repo.ls_tree(commit, check=False).items():
             blob = path.replace("/", "")
-            if entry.type == "blob" and _OID.fullmatch(blob) and _OID.fullmatch(entry.oid):
+            if entry.type == "blob" and OID.fullmatch(blob) and OID.fullmatch(entry.oid):
                 found.setdefault(blob, set()).add(entry.oid)
     return {blob: sorted(notes) for blob, notes in found.items()}
 
@@ -231,9 +231,10 @@ def find(repo: Repo, blobs: list[str], commits: list[str] | None = None, choice:
         for c in commits:
             raw = texts[f"{c}:{_path(b)}"]
             if raw is not None:
-                candidates.setdefault(b, {})[_oid(raw)] = raw
+                note = _oid(raw)
+                candidates.setdefault(b, {})[note] = raw
                 if c == mine:
-                    own.add(_oid(raw))
+                    own.add(note)
     return _choose(candidates, choice._replace(own=frozenset(own)))
 
 
@@ -294,7 +295,7 @@ def write(repo: Repo, made: dict[str, bytes], author: tuple[str, str], now: int 
     ref = own_ref(repo)
     old = repo.git("rev-parse", "-q", "--verify", ref + "^{commit}", check=False).decode().strip()
     held = {blob: notes[0] for blob, notes in listing(repo, [old]).items() if blob in made} if old else {}
-    new = {blob: rec for blob, rec in made.items() if blob not in held and _OID.fullmatch(blob)}
+    new = {blob: rec for blob, rec in made.items() if blob not in held and OID.fullmatch(blob)}
     ids = {**held, **{blob: _oid(rec) for blob, rec in new.items()}}
     if not new:
         return ids

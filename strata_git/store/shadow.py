@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
@@ -32,7 +31,6 @@ from strata_git.core import contract, entries, names, textindex
 from strata_git.gitio.git import Repo
 from strata_git.store import catalog, records
 
-_OID = re.compile(r"[0-9a-f]{40}")
 VERSION = "7"  # of how rows are made from records: another value rebuilds them
 MAX_WARNINGS = 20
 
@@ -118,7 +116,8 @@ def _bound(repo: Repo, archived: dict[str, str], commits: dict[str, str]) -> dic
     for item in out.decode("utf-8", "replace").split("\x01")[1:]:
         commit, _, values = item.partition("\0")
         pairs = (value.split() for value in values.split("\x1e"))
-        named[commit] = {p[0]: p[1] for p in pairs if len(p) == 2 and _OID.fullmatch(p[0]) and _OID.fullmatch(p[1])}
+        named[commit] = {p[0]: p[1] for p in pairs
+                         if len(p) == 2 and records.OID.fullmatch(p[0]) and records.OID.fullmatch(p[1])}
     return {blob: named[commits[path]][blob] for path, blob in archived.items()
             if blob in named.get(commits.get(path, ""), {})}
 
