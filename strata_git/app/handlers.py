@@ -166,7 +166,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from strata_git.app import stats
 
     found = _vault().stats()
-    _emit(args, found, stats.render(found))
+    _emit(args, found.as_dict(), stats.render(found))
     return 0
 
 
@@ -204,7 +204,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     done = _vault().reindex()
-    _emit(args, done, render.reindex(done))
+    _emit(args, done.as_dict(), render.reindex(done))
     return 0
 
 
@@ -245,13 +245,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_log(args: argparse.Namespace) -> int:
     moves = _vault().log(args.name, args.limit)
-    _emit(args, moves, render.log(moves))
+    _emit(args, [m.as_dict() for m in moves], render.log(moves))
     return 0
 
 
 def cmd_why(args: argparse.Namespace) -> int:
     info = _vault().why(args.name, now=_when(args))
-    _emit(args, info, render.why(info))
+    _emit(args, info.as_dict(), render.why(info))
     return 0
 
 

@@ -188,13 +188,13 @@ class Server:
                                   "conflicts")}
 
     def log(self, name: Name | None = None, limit: Annotated[int, Field(ge=1, le=500)] = 50) -> dict[str, Any]:
-        return {"migrations": self.vault().log(name, limit)}
+        return {"migrations": [m.as_dict() for m in self.vault().log(name, limit)]}
 
     def why(self, name: Name) -> dict[str, Any]:
-        return self.vault().why(name)
+        return self.vault().why(name).as_dict()
 
     def stats(self) -> dict[str, Any]:
-        return self.vault().stats()
+        return self.vault().stats().as_dict()
 
 
 # name -> (description, annotations arguments)

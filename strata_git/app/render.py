@@ -7,35 +7,52 @@ character in a name cannot forge a line of output.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from strata_git.core import names
 from strata_git.core.contract import day
 from strata_git.core.entries import clean, shown
 
+if TYPE_CHECKING:
+    from strata_git.app.init import InitResult
+    from strata_git.app.install import FileChange
+    from strata_git.app.reports import ArchiveState, Status
+    from strata_git.core.entries import Entry
+    from strata_git.ops import archive as archive_op
+    from strata_git.ops import capture
+    from strata_git.ops import janitor as janitor_op
+    from strata_git.ops import scan as scan_op
+    from strata_git.ops.audit import Migration, Why
+    from strata_git.ops.clone import Cloned
+    from strata_git.ops.reindex import Report
+    from strata_git.ops.sync.conflicts import OpenConflict
+    from strata_git.ops.sync.sync import Decision, Result
+    from strata_git.ops.txn import Change
+    from strata_git.store.search import Hit
+
 MIB = 1024 * 1024
 
 
-def change(c: Any) -> str:
+def change(c: Change) -> str:
     """One memory changed (write, edit, recall, reject)."""
     if c.commit is None:
         return f"{shown(c.path)}: {c.detail}, nothing committed"
     return f"{shown(c.path)}: {c.detail} (commit {c.commit[:12]})"
 
 
-def changes(cs: list[Any]) -> str:
+def changes(cs: list[Change]) -> str:
     return "\n".join(change(c) for c in cs)
 
 
-def forgotten(c: Any) -> str:
-    return f"forgot {c.path} (commit {c.commit[:12]}); {c.detail}"
+def forgotten(c: Change) -> str:
+    return f"forgot {c.path} (commit {(c.commit or '')[:12]}); {c.detail}"
 
 
-def resolved(c: Any) -> str:
+def resolved(c: Change) -> str:
     return f"{c.detail} (commit {(c.commit or '')[:12]})"
 
 
-def init(result: Any) -> str:
+def init(result: InitResult) -> str:
     if not result.changed:
         text = f"{result.root} is already a memory repository; nothing changed"
     else:
@@ -45,33 +62,33 @@ def init(result: Any) -> str:
     return "\n".join([text, *(f"note: {n}" for n in result.notes)])
 
 
-def listing(entries: list[Any]) -> str:
+def listing(entries: list[Entry]) -> str:
     rows = [f"{e.tier:<8} {shown(e.as_dict()['name']):<32} {e.type:<10} {e.title}"
             + (f"  [{', '.join(e.tags)}]" if e.tags else "") + (f"  INVALID: {e.problem}" if e.problem else "")
             for e in entries]
     return "\n".join(rows) or "no memories"
 
 
-def _archive_state(a: dict) -> list[str]:
-    lines = [f"archive: {'pruned here' if a['pruned'] else 'all on disk'}, {a['held_blobs']} of "
-             f"{a['memories']} archived blobs held here; last verified on a remote: "
-             f"{a['last_verified'] or 'never'}; shadow index at {(a['shadow_commit'] or 'none')[:12]}"]
-    if a["memories"]:
+def _archive_state(a: ArchiveState) -> list[str]:
+    lines = [f"archive: {'pruned here' if a.pruned else 'all on disk'}, {a.held_blobs} of "
+             f"{a.memories} archived blobs held here; last verified on a remote: "
+             f"{a.last_verified or 'never'}; shadow index at {(a.shadow_commit or 'none')[:12]}"]
+    if a.memories:
         lines.append("archive indexed from: " + ", ".join(f"{n} {k}{'s' if n != 1 else ''}"
-                                                          for k, n in a["indexed_from"].items() if n)
-                     + ("" if a["indexed_from"]["record"] == a["memories"] else
+                                                          for k, n in a.indexed_from.items() if n)
+                     + ("" if a.indexed_from["record"] == a.memories else
                         " (`git strata reindex` upgrades the others to full records)"))
     return lines
 
 
-def _open_conflict(c: dict) -> str:
-    return (f"conflict: {shown(c['name'])} has another version beside it, {shown(c['copy'])}"
-            + (f" (from {shown(str(c['from']))})" if c["from"] else "")
-            + (f"; finish with `git strata resolve {shown(c['copy'])} --keep current|copy|both`" if c["memory"] else
+def _open_conflict(c: OpenConflict) -> str:
+    return (f"conflict: {shown(c.name)} has another version beside it, {shown(c.copy)}"
+            + (f" (from {shown(str(c.source))})" if c.source else "")
+            + (f"; finish with `git strata resolve {shown(c.copy)} --keep current|copy|both`" if c.memory else
                "; merge the two by hand, delete the copy and commit"))
 
 
-def status(s: Any) -> str:
+def status(s: Status) -> str:
     lines = [f"repository: {s.root} (branch {s.branch}, HEAD {(s.head or 'none')[:12]})"]
     lines += [f"{tier:<8} {v['memories']:>6} memories {v['bytes']:>10} bytes" for tier, v in s.tiers.items()]
     lines.append("hooks: " + ", ".join(f"{k} {v}" for k, v in s.hooks.items()))
@@ -81,15 +98,15 @@ def status(s: Any) -> str:
     files = ", ".join(f"{name} {size:,} bytes" for name, size in s.derived.items())
     lines.append(f".git/strata (per-clone state, all rebuildable but machine-id): {files}")
     sync = s.sync
-    lines.append(f"sync: {sync['remote']}, " + (f"{sync['ahead']} ahead, {sync['behind']} behind as of the last fetch"
-                                                if sync["ahead"] is not None else "never synced"))
+    lines.append(f"sync: {sync.remote}, " + (f"{sync.ahead} ahead, {sync.behind} behind as of the last fetch"
+                                             if sync.ahead is not None else "never synced"))
     lines += [_open_conflict(c) for c in s.conflicts]
     lines += [f"uncommitted: {shown(p)}" for p in s.uncommitted]
     lines += [f"problem: {shown(p)}" for p in s.problems]
     return "\n".join(lines)
 
 
-def search(hits: list[Any]) -> str:
+def search(hits: list[Hit]) -> str:
     from strata_git.store import summary
 
     lines = []
@@ -102,7 +119,7 @@ def search(hits: list[Any]) -> str:
     return "\n".join(lines) or "no matches"
 
 
-def archive(r: Any) -> str:
+def archive(r: archive_op.Report) -> str:
     if r.dry_run:
         return (f"would push to {r.remote} ({r.url}), verify and prune {r.pruned} blob(s), "
                 f"{r.pruned_bytes / MIB:.2f} MiB; {r.missing_before} already pruned")
@@ -120,18 +137,18 @@ def _copy_of_memory(beside: str) -> str | None:
     return None
 
 
-def _sync_decision(d: dict) -> str:
-    copy = _copy_of_memory(d["beside"]) if d["beside"] else None
+def _sync_decision(d: Decision) -> str:
+    if not d.beside:
+        return f"merged: {shown(d.name)}: {d.how}"
+    copy = _copy_of_memory(d.beside)
     if copy is not None:
-        return (f"conflict: {shown(d['name'])}: {d['how']}: {shown(d['beside'])}; "
+        return (f"conflict: {shown(d.name)}: {d.how}: {shown(d.beside)}; "
                 f"finish with `git strata resolve {shown(copy)} --keep current|copy|both`")
-    if d["beside"]:
-        return (f"conflict: {shown(d['name'])}: {d['how']}: {shown(d['beside'])}; merge the two by hand, "
-                "delete the copy and commit")
-    return f"merged: {shown(d['name'])}: {d['how']}"
+    return (f"conflict: {shown(d.name)}: {d.how}: {shown(d.beside)}; merge the two by hand, "
+            "delete the copy and commit")
 
 
-def sync(r: Any) -> str:
+def sync(r: Result) -> str:
     would = "would " if r.dry_run else ""
     lines = []
     if r.committed:
@@ -150,27 +167,27 @@ def sync(r: Any) -> str:
     return "\n".join(lines)
 
 
-def reindex(done: dict) -> str:
-    text = (f"shadow index: {done['archived']} archived memories; search index: "
-            f"{done['active_and_cooled']} active and cooled memories")
-    if done["upgraded"]:
-        text += f"\nupgraded {done['upgraded']} archived memories to full shadow records"
-    if done["not_upgraded"]:
-        first = ", ".join(names.display(n) for n in done["not_upgraded"][:5])
-        more = f" and {len(done['not_upgraded']) - 5} more" if len(done["not_upgraded"]) > 5 else ""
-        text += (f"\ncould not upgrade {len(done['not_upgraded'])} ({first}{more}): "
-                 f"{done['unreachable'] or 'their content is not here'}; search keeps their old rows, "
+def reindex(done: Report) -> str:
+    text = (f"shadow index: {done.archived} archived memories; search index: "
+            f"{done.active_and_cooled} active and cooled memories")
+    if done.upgraded:
+        text += f"\nupgraded {done.upgraded} archived memories to full shadow records"
+    if done.not_upgraded:
+        first = ", ".join(names.display(n) for n in done.not_upgraded[:5])
+        more = f" and {len(done.not_upgraded) - 5} more" if len(done.not_upgraded) > 5 else ""
+        text += (f"\ncould not upgrade {len(done.not_upgraded)} ({first}{more}): "
+                 f"{done.unreachable or 'their content is not here'}; search keeps their old rows, "
                  "run `git strata reindex` again when the archive remote is reachable")
     return text
 
 
-def cloned(done: Any) -> str:
+def cloned(done: Cloned) -> str:
     text = (f"cloned into {done.root}: {done.archived} archived memories searchable, "
             f"{done.archived - done.archived_local} of them not downloaded")
     return text + (f"\nwarning: {done.warning}" if done.warning else "")
 
 
-def janitor(result: Any, dry_run: bool) -> str:
+def janitor(result: janitor_op.Result, dry_run: bool) -> str:
     plan = result.plan
     lines = [f"{'plan' if dry_run else 'janitor'}: {plan.summary()}"
              + (f" (commit {result.commit[:12]})" if result.commit else "")]
@@ -191,27 +208,25 @@ def janitor(result: Any, dry_run: bool) -> str:
     return "\n".join(lines)
 
 
-def log(moves: list[dict]) -> str:
-    lines = [f"{m['date']} {m['commit'][:12]} {shown(m['action']):<8} {shown(m['from'])} -> {shown(m['to'])}  "
-             f"[{shown(str(m['rule']))}; "
-             f"age {m['age_days']} d, {m['reads']} read(s)]" for m in moves]
+def log(moves: list[Migration]) -> str:
+    lines = [f"{m.date} {m.commit[:12]} {shown(m.action):<8} {shown(m.source)} -> {shown(m.target)}  "
+             f"[{shown(str(m.rule))}; age {m.age_days} d, {m.reads} read(s)]" for m in moves]
     return "\n".join(lines) or "no migrations yet"
 
 
-def why(info: dict) -> str:
-    moved = info["moved_by"]
-    lines = [f"{shown(info['name'])}: in {info['tier']}/ since {info['in_tier_since']}"
-             + (f" ({shown(moved['action'])} by {shown(str(moved['rule']))}, commit {moved['commit'][:12]})"
-                if moved else ""),
-             f"last changed {info['last_changed']} ({info['age_days']} days ago); "
-             f"{info['reads_last_90_days']} read(s) in 90 days, last {info['last_read'] or 'never'}",
-             f"next: {info['next']}"]
-    if info["would_move_now"]:
-        lines.append(f"the janitor would now {info['would_move_now']['action']} it ({info['would_move_now']['rule']})")
+def why(info: Why) -> str:
+    moved = info.moved_by
+    lines = [f"{shown(info.name)}: in {info.tier}/ since {info.in_tier_since}"
+             + (f" ({shown(moved.action)} by {shown(str(moved.rule))}, commit {moved.commit[:12]})" if moved else ""),
+             f"last changed {info.last_changed} ({info.age_days} days ago); "
+             f"{info.reads_last_90_days} read(s) in 90 days, last {info.last_read or 'never'}",
+             f"next: {info.next}"]
+    if info.would_move_now:
+        lines.append(f"the janitor would now {info.would_move_now.action} it ({info.would_move_now.rule})")
     return "\n".join(lines)
 
 
-def scan(r: Any) -> str:
+def scan(r: scan_op.Report) -> str:
     from strata_git.ops.scan import advice
 
     lines = []
@@ -240,7 +255,7 @@ def hooks(done: dict, note: str | None = None) -> str:
     return "\n".join([f"{k}: {v}" for k, v in done.items()] + ([f"note: {note}"] if note else []))
 
 
-def captured(r: Any, transcript: str) -> str:
+def captured(r: capture.Report, transcript: str) -> str:
     if r.lines is None:
         text = f"nothing new in {transcript} (session {r.session})"
     else:
@@ -256,7 +271,7 @@ def captured(r: Any, transcript: str) -> str:
     return text
 
 
-def agent_files(changes: list[Any], action: str, harness: str, scope: str, diff: str, dry_run: bool) -> str:
+def agent_files(changes: list[FileChange], action: str, harness: str, scope: str, diff: str, dry_run: bool) -> str:
     done = [f"{'created' if c.before is None else 'removed' if c.after is None else 'changed'} {shown(c.path)}"
             for c in changes]
     return (diff if dry_run else "\n".join(done)) or \

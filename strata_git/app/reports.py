@@ -7,7 +7,7 @@ as it is now.
 from __future__ import annotations
 
 import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from strata_git.app import serve
 from strata_git.core import context as boot
@@ -21,6 +21,21 @@ from strata_git.ops.sync import conflicts
 from strata_git.store import access, captures, catalog, history, index_md, shadow
 
 
+class ArchiveState(NamedTuple):
+    pruned: bool  # archived blobs are pruned from this clone (a partial clone)
+    memories: int  # archived memories in the shadow index
+    held_blobs: int  # of their blobs, those held here
+    last_verified: str | None  # "REMOTE at DATE" of the newest verification on a remote
+    shadow_commit: str  # the commit the shadow index reflects ("" if none)
+    indexed_from: dict[str, int]  # archived memories indexed from a record, a trailer, or a name only
+
+
+class SyncState(NamedTuple):
+    remote: str
+    ahead: int | None  # commits ahead of / behind the remote as of the last fetch; None: never fetched
+    behind: int | None
+
+
 class Status(NamedTuple):
     root: str
     branch: str
@@ -31,13 +46,14 @@ class Status(NamedTuple):
     uncommitted: list[str]
     problems: list[str]
     daemon: int | None  # pid of `git strata serve` for this repository
-    archive: dict  # pruned?, archived blobs held here, last verification, shadow index commit
-    conflicts: list[dict]  # open conflict copies a sync left (see conflicts.py)
-    sync: dict  # the sync remote, and commits ahead of / behind it as of the last fetch
+    archive: ArchiveState
+    conflicts: list[conflicts.OpenConflict]  # open conflict copies a sync left
+    sync: SyncState
     derived: dict[str, int]  # bytes of each derived-state file under .git/strata (all rebuildable)
 
-    def as_dict(self) -> dict:
-        return self._asdict()
+    def as_dict(self) -> dict[str, Any]:
+        return {**self._asdict(), "archive": self.archive._asdict(), "sync": self.sync._asdict(),
+                "conflicts": [c.as_dict() for c in self.conflicts]}
 
 
 def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None = None,
@@ -78,10 +94,11 @@ def status(repo: Repo, cfg: Config) -> Status:
     problems += cfg.ignored  # weakening values in the shared config, not applied
     branch = repo.git("symbolic-ref", "-q", "--short", "HEAD", check=False).decode().strip()
     active = [e.name for e in scan.entries if e.tier == "active"]
-    return Status(repo.root, branch or "(detached)", repo.head(), tiers, hookshims.state(repo), cfg.as_dict(),
-                  uncommitted, problems, serve.running(repo), archive_state,
-                  conflicts.open_conflicts(repo.root, active, _tracked_copies(repo)),
-                  _sync_state(repo, cfg, branch), catalog.derived_sizes(repo))
+    return Status(root=repo.root, branch=branch or "(detached)", head=repo.head(), tiers=tiers,
+                  hooks=hookshims.state(repo), config=cfg.as_dict(), uncommitted=uncommitted, problems=problems,
+                  daemon=serve.running(repo), archive=archive_state,
+                  conflicts=conflicts.open_conflicts(repo.root, active, _tracked_copies(repo)),
+                  sync=_sync_state(repo, cfg, branch), derived=catalog.derived_sizes(repo))
 
 
 def name_problems(entries: list) -> list[str]:
@@ -115,16 +132,16 @@ def _tracked_copies(repo: Repo) -> list[str]:
     return [p for p in out if contract.looks_like_copy(p) and not names.split_path(p)]
 
 
-def _sync_state(repo: Repo, cfg: Config, branch: str) -> dict:
+def _sync_state(repo: Repo, cfg: Config, branch: str) -> SyncState:
     remote = cfg.sync_remote
     tracking = f"refs/remotes/{remote}/{branch}"
     found = repo.git("rev-list", "--left-right", "--count", f"HEAD...{tracking}", check=False).split()
     if not branch or len(found) != 2:
-        return {"remote": remote, "ahead": None, "behind": None}
-    return {"remote": remote, "ahead": int(found[0]), "behind": int(found[1])}
+        return SyncState(remote, None, None)
+    return SyncState(remote, ahead=int(found[0]), behind=int(found[1]))
 
 
-def _archive_state(repo: Repo) -> dict:
+def _archive_state(repo: Repo) -> ArchiveState:
     rows = shadow.all_rows(repo)
     blobs = sorted({row.blob for row in rows})
     verified = repo.git("for-each-ref", "--format=%(refname:lstrip=3) %(objectname)",
@@ -139,8 +156,8 @@ def _archive_state(repo: Repo) -> dict:
             last = (remote, stamp)
     when = (f"{last[0]} at {datetime.datetime.fromtimestamp(last[1], datetime.UTC):%Y-%m-%d %H:%M} UTC"
             if last else None)
-    return {"pruned": partial.is_pruned(repo), "memories": len(blobs),
-            "held_blobs": len(blobs) - len(partial.absent(repo, blobs)), "last_verified": when,
-            "shadow_commit": shadow.reflects(repo),
-            "indexed_from": {source: sum(1 for r in rows if r.source == source)
-                             for source in ("record", "trailer", "name")}}
+    return ArchiveState(pruned=partial.is_pruned(repo), memories=len(blobs),
+                        held_blobs=len(blobs) - len(partial.absent(repo, blobs)), last_verified=when,
+                        shadow_commit=shadow.reflects(repo),
+                        indexed_from={source: sum(1 for r in rows if r.source == source)
+                                      for source in ("record", "trailer", "name")})

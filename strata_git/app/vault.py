@@ -26,12 +26,15 @@ from strata_git.gitio.git import Repo, discover
 
 if TYPE_CHECKING:
     from strata_git.app.reports import Status
+    from strata_git.app.stats import Stats
     from strata_git.core.context import Context
     from strata_git.core.entries import Entry, Scan
     from strata_git.gitio.watch import Watch
     from strata_git.ops import archive as archive_op
     from strata_git.ops import janitor
+    from strata_git.ops.audit import Migration, Why
     from strata_git.ops.reading import Read
+    from strata_git.ops.reindex import Report as ReindexReport
     from strata_git.ops.scan import Report as ScanReport
     from strata_git.ops.sync.sync import Result as SyncResult
     from strata_git.ops.txn import Change
@@ -189,19 +192,19 @@ class Vault:
 
         return reports.status(self.repo, self.cfg)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
         """Sizes, movements, reads, index freshness and what the boot context saves (see stats.py)."""
         from strata_git.app import stats
 
         return stats.gather(self.repo, self.context)
 
-    def log(self, name: str | None = None, limit: int = 50) -> builtins.list[dict[str, Any]]:
+    def log(self, name: str | None = None, limit: int = 50) -> builtins.list[Migration]:
         """Migrations, newest first, from the janitor commits' trailers (optionally of one memory)."""
         from strata_git.ops import audit
 
         return audit.migrations(self.repo, names.normalize(name) if name else None, limit)
 
-    def why(self, name: str, now: int | None = None) -> dict[str, Any]:
+    def why(self, name: str, now: int | None = None) -> Why:
         """Where a memory is, since when, by which rule, its evidence, and when it moves next."""
         from strata_git.ops import audit, locate
 
@@ -239,7 +242,7 @@ class Vault:
 
         return archive.command(self.repo, self.cfg, dry_run=dry_run)
 
-    def reindex(self) -> dict[str, Any]:
+    def reindex(self) -> ReindexReport:
         """Rebuild the derived stores, upgrading archived memories to full shadow records."""
         from strata_git.ops import reindex
 

@@ -79,6 +79,44 @@ def _rejection(entry: Entry) -> str:
     return f"- `{shown}`: {entry.title}\n" if entry.title and entry.title != shown else f"- `{shown}`\n"
 
 
+class _Page:
+    """The context as it is filled: marked blocks in the order shown, the tokens used so far, and
+    the names chosen for each part. Sizes are counted with a stand-in boundary token of the real
+    one's length, so they are known before the real one is drawn from the finished text."""
+
+    def __init__(self, head_line: str, budget: int) -> None:
+        self.head_line, self.budget = head_line, budget
+        self.token = "0" * hygiene.TOKEN_LENGTH
+        self.blocks: list[tuple[dict, list[str]]] = []  # (marker header, texts)
+        self.chosen: dict[str, list[str]] = {"rejections": [], "decisions": [], "full": [], "listed": []}
+        self.used = tokens(head_line)
+
+    def cost(self, header: dict, text: str = "") -> int:
+        """Tokens a new block with this header and text takes."""
+        return tokens(hygiene.wrap(self.token, header, text) + "\n")
+
+    def add(self, block: dict, text: str, name: str, kind: str, limit: int | None = None) -> bool:
+        """Add `text` to `block` (opened if new) if the total stays within `limit` (the budget);
+        record `name` as chosen for `kind`."""
+        held = next((b for b in self.blocks if b[0] is block), None)
+        extra = tokens(text) if held else self.cost(block, text)
+        if self.used + extra > (self.budget if limit is None else limit):
+            return False
+        self.used += extra
+        if held:
+            held[1].append(text)
+        else:
+            self.blocks.append((block, [text]))
+        self.chosen[kind].append(names.display(name))
+        return True
+
+    def text(self) -> str:
+        """The finished context, its blocks marked with a boundary token that none of it contains."""
+        body = "".join(f"{hygiene.wrap(self.token, h, ''.join(texts))}\n" for h, texts in self.blocks)
+        token = hygiene.boundary([self.head_line, body])
+        return self.head_line + "".join(f"{hygiene.wrap(token, h, ''.join(texts))}\n" for h, texts in self.blocks)
+
+
 def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], str], head: str | None,
           budget: int = DEFAULT_BUDGET, type: str | None = None, standing_only: bool = False) -> Context:
     """The boot context of the active memories in `entries`; `read` gives a memory's text.
@@ -91,37 +129,18 @@ def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], s
     decisions = [e for e in newest if e.type == "decision"]
     rest = [] if standing_only else [e for e in newest
                                      if e.type not in ("rejection", "decision") and type in (None, e.type)]
-    token = "0" * hygiene.TOKEN_LENGTH  # the real one has the same length, so sizes are known before it is
     head_line = f"# Memory context (HEAD {(head or 'none')[:7]}, {len(active)} active)\n{NOTICE}\n"
     lines = {e.name: _line(e, _day(times.get(e.name))) for e in [*decisions, *rest]}
     said_no = {e.name: _rejection(e) for e in rejections}
     # Each block's flags are those of everything it could hold, so its marker's size is known up front.
     list_flags = hygiene.flags("".join([*said_no.values(), *(lines[e.name] for e in decisions)]))
     router_flags = hygiene.flags("".join(lines[e.name] for e in rest))
-    blocks: list[tuple[dict, list[str]]] = []  # (marker header, lines), in the order shown
-    chosen: dict[str, list[str]] = {"rejections": [], "decisions": [], "full": [], "listed": []}
-    used = tokens(head_line)
-
-    def cost(header: dict, text: str = "") -> int:
-        return tokens(hygiene.wrap(token, header, text) + "\n")
-
-    def add(block: dict, text: str, name: str, kind: str, limit: int = budget) -> bool:
-        nonlocal used
-        held = next((b for b in blocks if b[0] is block), None)
-        extra = tokens(text) if held else cost(block, text)
-        if used + extra > limit:
-            return False
-        used += extra
-        if held:
-            held[1].append(text)
-        else:
-            blocks.append((block, [text]))
-        chosen[kind].append(names.display(name))
-        return True
+    page = _Page(head_line, budget)
+    cost, add, chosen = page.cost, page.add, page.chosen
 
     lists = {"part": "lists", "flags": list_flags}
     heading = "## Rejected: do not propose again\n"
-    short = used + cost(lists, heading + "".join(said_no.values())) > budget
+    short = page.used + cost(lists, heading + "".join(said_no.values())) > budget
     heading = "## Rejected\n" if short else heading
     for entry in rejections:
         text = _line(entry, "", short=True) if short else said_no[entry.name]
@@ -135,11 +154,11 @@ def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], s
     router = {"part": "router", "flags": router_flags}
     reserved = cost(router, "## Other active memories (read one by name)\n") if rest else 0
     for entry in rest:
-        if used + reserved + tokens(lines[entry.name]) > int(budget * ROUTER_SHARE):
+        if page.used + reserved + tokens(lines[entry.name]) > int(budget * ROUTER_SHARE):
             break
         reserved += tokens(lines[entry.name])
     for entry in rest:
-        if used + reserved + entry.size // 3 > budget:  # cannot fit even without its frontmatter: not read
+        if page.used + reserved + entry.size // 3 > budget:  # cannot fit even without its frontmatter: not read
             continue
         try:
             body = memory.split(read(entry), entry.path)[1].strip("\n") + "\n"
@@ -155,9 +174,7 @@ def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], s
         text = ("## Other active memories (read one by name)\n" if not chosen["listed"] else "") + lines[entry.name]
         if not add(router, text, entry.name, "listed"):
             break
-    body = "".join(f"{hygiene.wrap(token, h, ''.join(texts))}\n" for h, texts in blocks)
-    token = hygiene.boundary([head_line, body])
-    text = head_line + "".join(f"{hygiene.wrap(token, h, ''.join(texts))}\n" for h, texts in blocks)
-    total = sum(e.size for e in active) // 3
-    return Context(text, tokens(text), budget, tokens(text) > budget, chosen["rejections"], chosen["decisions"],
-                   chosen["full"], chosen["listed"], len(active), total)
+    text = page.text()
+    return Context(text=text, tokens=tokens(text), budget=budget, over_budget=tokens(text) > budget,
+                   rejections=chosen["rejections"], decisions=chosen["decisions"], full=chosen["full"],
+                   listed=chosen["listed"], active_memories=len(active), active_tokens=sum(e.size for e in active) // 3)

@@ -8,7 +8,7 @@ a commit is the undo.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from strata_git.core import contract, memory, names, rules, untrusted
 from strata_git.core.config import Config
@@ -20,15 +20,58 @@ from strata_git.store import access, history
 _FORMAT = f"--format=%H%x00%ct%x00{contract.log_field(contract.MOVE, '%x1e')}%x01"
 
 
+class Migration(NamedTuple):
+    """One move read back from a janitor commit's `Strata-Move` trailer (checked by untrusted.move)."""
+    commit: str
+    time: int  # the commit's date
+    action: str  # cool, archive, promote
+    name: str  # as displayed (without .md)
+    source: str  # path before (`from` in JSON)
+    target: str  # path after (`to` in JSON)
+    rule: str | None
+    age_days: float | None
+    last_read: float | None
+    reads: float | None
+
+    @property
+    def date(self) -> str | None:
+        return contract.day(self.time)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"commit": self.commit, "time": self.time, "date": self.date, "action": self.action,
+                "name": self.name, "from": self.source, "to": self.target, "rule": self.rule,
+                "age_days": self.age_days, "last_read": self.last_read, "reads": self.reads}
 
 
+class Why(NamedTuple):
+    """Everything the janitor knows and would decide about one memory (`git strata why`)."""
+    name: str  # as displayed
+    tier: str
+    path: str
+    type: str
+    last_changed: str | None  # the day of the last commit that changed it
+    age_days: int | None
+    reads_last_90_days: int
+    last_read: str | None
+    in_tier_since: str | None
+    moved_by: Migration | None  # the last move that brought it here
+    would_move_now: rules.Move | None
+    next: str  # when it would move next if nothing changed
 
-def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def as_dict(self) -> dict[str, Any]:
+        moved = self.moved_by
+        return {**self._asdict(),
+                "moved_by": {"action": moved.action, "rule": moved.rule, "commit": moved.commit,
+                             "date": moved.date} if moved else None,
+                "would_move_now": self.would_move_now.as_dict() if self.would_move_now else None}
+
+
+def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[Migration]:
     """Moves recorded in history, newest first; only those of `name` (with .md) if given."""
     if repo.head() is None:
         return []
     out = repo.git("log", "-z", _FORMAT, contract.grep(contract.MOVE), "HEAD", "--").decode("utf-8", "replace")
-    found: list[dict] = []
+    found: list[Migration] = []
     for record in out.split("\x01"):
         commit, _, rest = record.strip("\0\n").partition("\0")
         stamp, _, trailers = rest.partition("\0")
@@ -46,23 +89,22 @@ def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[dic
                                "left out of the log")
                 continue
             if name is None or move["name"] == names.display(name):
-                found.append({"commit": commit, "time": when, "date": contract.day(when), **_paths(move)})
+                found.append(Migration(commit, when, move["action"], move["name"], _path(move, "from"),
+                                       _path(move, "to"), move["rule"], move["age_days"], move["last_read"],
+                                       move["reads"]))
                 if len(found) >= limit:
                     return found
     return found
 
 
-def _paths(move: dict) -> dict:
-    """A move with `from` and `to` as paths: janitor commits record just the tiers (older ones the
+def _path(move: dict, key: str) -> str:
+    """A move's `from` or `to` as a path: janitor commits record just the tiers (older ones the
     paths), since the paths follow from the name."""
-    found = dict(move)
-    for key in ("from", "to"):
-        if found.get(key) in names.TIERS and isinstance(found.get("name"), str):
-            found[key] = f"{found[key]}/{found['name']}{names.SUFFIX}"
-    return found
+    value: str = move[key]
+    return f"{value}/{move['name']}{names.SUFFIX}" if value in names.TIERS else value
 
 
-def why(repo: Repo, cfg: Config, tier: str, name: str, now: int) -> dict[str, Any]:
+def why(repo: Repo, cfg: Config, tier: str, name: str, now: int) -> Why:
     """Everything the janitor knows and would decide about one memory."""
     at = history.head(repo)
     changed = history.last_changed(repo, at).get(name)
@@ -74,14 +116,13 @@ def why(repo: Repo, cfg: Config, tier: str, name: str, now: int) -> dict[str, An
     state = rules.MemoryState(name, tier, changed if changed is not None else now, kind)
     last_move = next(iter(migrations(repo, name, limit=1)), None)
     decision = rules.plan([state], {name: reads}, cfg, now).moves
-    return {
-        "name": names.display(name), "tier": tier, "path": f"{tier}/{name}", "type": kind,
-        "last_changed": contract.day(changed), "age_days": (now - changed) // rules.DAY if changed else None,
-        "reads_last_90_days": sum(1 for t in reads if t >= now - 90 * rules.DAY),
-        "last_read": contract.day(reads[-1]) if reads else None,
-        "in_tier_since": (last_move["date"] if last_move and last_move["to"].startswith(tier + "/")
-                          else contract.day(changed)),
-        "moved_by": {k: last_move[k] for k in ("action", "rule", "commit", "date")} if last_move else None,
-        "would_move_now": decision[0].as_dict() if decision else None,
-        "next": rules.next_move(state, reads, cfg, now),
-    }
+    return Why(
+        name=names.display(name), tier=tier, path=f"{tier}/{name}", type=kind,
+        last_changed=contract.day(changed), age_days=(now - changed) // rules.DAY if changed else None,
+        reads_last_90_days=sum(1 for t in reads if t >= now - 90 * rules.DAY),
+        last_read=contract.day(reads[-1]) if reads else None,
+        in_tier_since=(last_move.date if last_move and last_move.target.startswith(tier + "/")
+                       else contract.day(changed)),
+        moved_by=last_move, would_move_now=decision[0] if decision else None,
+        next=rules.next_move(state, reads, cfg, now),
+    )

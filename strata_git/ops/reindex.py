@@ -8,7 +8,7 @@ named and keeps its old row.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NamedTuple
 
 from strata_git.core.config import Config
 from strata_git.errors import StrataError
@@ -18,7 +18,20 @@ from strata_git.ops import archive, txn
 from strata_git.store import catalog, index_md, records, shadow
 
 
-def reindex(repo: Repo, cfg: Config) -> dict[str, Any]:
+class Report(NamedTuple):
+    archived: int  # archived memories in the rebuilt shadow index
+    active_and_cooled: int  # memories in the rebuilt search catalog's other tiers
+    shadow_commit: str | None  # the commit the shadow index was built for
+    records_written: int  # full shadow records written for archived memories that lacked one
+    upgraded: int
+    not_upgraded: list[str]  # archived memories (with .md) whose content was neither here nor fetched
+    unreachable: str  # why the archive remote could not be read ("" if it could)
+
+    def as_dict(self) -> dict[str, object]:
+        return self._asdict()
+
+
+def reindex(repo: Repo, cfg: Config) -> Report:
     with txn.locked(repo):
         lacking = [row for row in shadow.all_rows(repo) if row.source != "record"]
         blobs = sorted({row.blob for row in lacking})
@@ -36,6 +49,6 @@ def reindex(repo: Repo, cfg: Config) -> dict[str, Any]:
         archived = shadow.build(repo, repo.head())
         scan = index_md.refresh(repo, cfg.max_memory_bytes)
     left = sorted(row.name for row in lacking if row.blob not in made)
-    return {"archived": archived, "active_and_cooled": sum(1 for e in scan.entries if e.tier != "archive"),
-            "shadow_commit": repo.head(), "records_written": written, "upgraded": len(lacking) - len(left),
-            "not_upgraded": left, "unreachable": unreachable}
+    return Report(archived=archived, active_and_cooled=sum(1 for e in scan.entries if e.tier != "archive"),
+                  shadow_commit=repo.head(), records_written=written, upgraded=len(lacking) - len(left),
+                  not_upgraded=left, unreachable=unreachable)

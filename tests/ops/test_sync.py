@@ -56,7 +56,7 @@ def test_edits_to_different_lines_merge_cleanly(three):
     a, b, c = three
     result = both_edit(a, b, KODA.replace("line one", "line ONE from a"), KODA.replace("line five", "line FIVE from b"))
     assert result.integrated == "merge" and result.conflicts == []
-    assert result.decisions[0]["how"] == "edited on both sides: merged"
+    assert result.decisions[0].how == "edited on both sides: merged"
     converge(three)
     text = files(c)["projects/koda.md"]
     assert "line ONE from a" in text and "line FIVE from b" in text
@@ -67,7 +67,7 @@ def test_conflicting_edits_keep_both_versions_and_resolve_finishes(three):
     a, b, c = three
     [conflict] = both_edit(a, b, KODA.replace("line one", "line one, a says"),
                            KODA.replace("line one", "line one, b says")).conflicts
-    copy = conflict["beside"]
+    copy = conflict.beside
     assert copy.startswith("active/projects/koda.conflict-") and copy.endswith(".md")
     converge(three)
     for v in three:  # the remote's version in place, b's beside it, on every machine
@@ -79,7 +79,7 @@ def test_conflicting_edits_keep_both_versions_and_resolve_finishes(three):
         assert info["of"] == "projects/koda" and info["commit"] and info["from"]
     # status says so, on a machine that did not make the merge too
     [open_] = c.status().conflicts
-    assert open_["name"] == "projects/koda" and open_["copy"] == copy[len("active/"):-3]
+    assert open_.name == "projects/koda" and open_.copy == copy[len("active/"):-3]
     out = strata(Path(c.repo.root), "status")
     assert b"conflict: projects/koda" in out.stdout and b"git strata resolve" in out.stdout
     # the copy is byte for byte b's version plus the one provenance line
@@ -97,7 +97,7 @@ def test_conflicting_edits_keep_both_versions_and_resolve_finishes(three):
 def test_resolve_keep_current_or_both(three, keep):
     a, b, _ = three
     [conflict] = both_edit(a, b, KODA.replace("line one", "A"), KODA.replace("line one", "B")).conflicts
-    copy = conflict["beside"][len("active/"):-3]
+    copy = conflict.beside[len("active/"):-3]
     b.resolve(copy, keep)
     found = files(b)
     assert found["projects/koda.md"] == KODA.replace("line one", "A")
@@ -112,7 +112,7 @@ def test_resolve_by_hand_deleting_the_copy(three):
     a, b, _ = three
     [conflict] = both_edit(a, b, KODA + "A\n", KODA + "B\n").conflicts
     root = Path(b.repo.root)
-    git(root, "rm", "-q", conflict["beside"])
+    git(root, "rm", "-q", conflict.beside)
     git(root, "commit", "-q", "-m", "merged by hand")
     assert b.status().conflicts == []
 
@@ -141,7 +141,7 @@ def test_edit_wins_over_a_janitor_cooling(three):
     b.write("projects/koda", (KODA + "edited on b\n").encode())
     a.sync()
     result = b.sync()
-    assert result.decisions[0]["how"] == "edited on one side, moved on the other: edit kept in active/"
+    assert result.decisions[0].how == "edited on one side, moved on the other: edit kept in active/"
     assert_edit_in_active_everywhere(three)
 
 
@@ -195,7 +195,7 @@ def test_delete_on_one_side_edit_on_the_other_keeps_the_edit(three):
     b.write("projects/koda", (KODA + "still needed\n").encode())
     a.sync()
     result = b.sync()
-    assert result.decisions[0]["how"] == "deleted on one side, edited on the other: edit kept"
+    assert result.decisions[0].how == "deleted on one side, edited on the other: edit kept"
     converge(three)
     for v in three:
         assert files(v)["projects/koda.md"].endswith("still needed\n")
@@ -223,7 +223,7 @@ def test_both_create_the_same_new_name_and_both_survive(three):
     converge(three)
     found = files(a)
     assert found["people/ana.md"] == "# Ana\n\nfrom a\n"
-    assert "from b" in found[conflict["beside"][len("active/"):]]
+    assert "from b" in found[conflict.beside[len("active/"):]]
 
 
 # -- uncommitted work ----------------------------------------------------------------
@@ -504,7 +504,7 @@ def test_a_copy_never_lands_on_another_decisions_result(three):
     a.write("projects/koda", b"# Koda\n\nA's version\n")
     b.write("projects/koda", b"# Koda\n\nB's version\n")
     a.sync()
-    copy = b.sync().conflicts[0]["beside"]
+    copy = b.sync().conflicts[0].beside
     a.sync()
     b.resolve(copy[len("active/"):-3], "copy")  # koda is b's bytes again; the copy is deleted on b
     a.write("projects/koda", b"# Koda\n\nA's second version\n")  # meanwhile a edits both
@@ -523,7 +523,7 @@ def test_a_file_on_one_side_and_a_folder_of_its_name_on_the_other_both_survive(t
     b.write("notes.md/inner", b"# Inner memory\n")
     a.sync()
     result = b.sync()
-    assert result.conflicts and "folder of the same name" in result.conflicts[0]["how"]
+    assert result.conflicts and "folder of the same name" in result.conflicts[0].how
     converge(three)
     found = files(a)
     assert found["notes.md/inner.md"] == "# Inner memory\n"
@@ -538,7 +538,7 @@ def test_a_clean_text_merge_that_breaks_the_config_is_kept_as_a_conflict(three):
         git(Path(v.repo.root), "commit", "-q", "-am", "config: research folder")
     a.sync()
     result = b.sync()
-    assert [d["beside"] for d in result.conflicts] and result.conflicts[0]["beside"].startswith(".strata/config.toml")
+    assert [d.beside for d in result.conflicts] and result.conflicts[0].beside.startswith(".strata/config.toml")
     converge(three)
     for v in three:  # every machine still loads its config
         from strata_git.app.vault import Vault
@@ -731,7 +731,7 @@ def test_a_copy_uses_the_folder_spelling_already_in_place(three):
     (Path(b.repo.root) / "active/notes/x.md").write_text("# x from b\n")
     a.sync()
     [conflict] = b.sync().conflicts
-    assert conflict["beside"].startswith("active/Notes/x.conflict-")
+    assert conflict.beside.startswith("active/Notes/x.conflict-")
     converge(three)
     (Path(a.repo.root) / "active/Notes/y.md").write_text("# y\n")
     assert a.sync().committed == ["active/Notes/y.md"]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from strata_git.core import contract, names
+from strata_git.core import contract, names, untrusted
 from strata_git.core.config import Config
 from strata_git.errors import NotFound, Refused
 from strata_git.gitio import safefs
@@ -37,9 +37,22 @@ def _head(root: str, path: str) -> bytes:
         return b""
 
 
-def open_conflicts(root: str, active_names: list[str], tracked: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """[{name, copy, from, commit, at}] of every open conflict: memory copies in active/ (from its
-    names) that carry the provenance line or are not text, and copies of other `tracked` files."""
+class OpenConflict(NamedTuple):
+    name: str  # the memory's name (or a tracked file's path) the copy stands beside
+    copy: str  # the copy's name (or path)
+    source: str | None  # where the copy came from, per its provenance line (`from` in JSON)
+    commit: str | None
+    at: str | None
+    memory: bool  # a memory's copy (`resolve` closes it), not another tracked file's
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "copy": self.copy, "from": self.source, "commit": self.commit, "at": self.at,
+                "memory": self.memory}
+
+
+def open_conflicts(root: str, active_names: list[str], tracked: Sequence[str] = ()) -> list[OpenConflict]:
+    """Every open conflict: memory copies in active/ (from its names) that carry the provenance
+    line or are not text, and copies of other `tracked` files."""
     found = []
     for name in sorted(active_names):
         match = contract.CONFLICT_COPY.match(name)
@@ -53,28 +66,27 @@ def open_conflicts(root: str, active_names: list[str], tracked: Sequence[str] = 
                 continue  # text without the line: resolved by hand, now a memory of its own
             except UnicodeDecodeError:
                 info = {}  # a binary memory's copy: its name is the only mark
-        found.append({"name": match["of"], "copy": names.display(name), "from": info.get("from"),
-                      "commit": info.get("commit"), "at": info.get("at"), "memory": True})
+        source, commit, at = (untrusted.text(info.get(k)) for k in ("from", "commit", "at"))  # another machine's
+        found.append(OpenConflict(match["of"], names.display(name), source, commit, at, memory=True))
     for path in sorted(tracked):
         match = contract.CONFLICT_FILE_COPY.match(path)
         if match and not names.split_path(path):
-            found.append({"name": match["of"], "copy": path, "from": None, "commit": None, "at": None,
-                          "memory": False})
+            found.append(OpenConflict(match["of"], path, None, None, None, memory=False))
     return found
 
 
 def pick(root: str, active_names: list[str], name: str) -> tuple[str, str]:
     """(memory name, copy name), both with .md, for NAME (the memory or one of its copies)."""
     open_ = open_conflicts(root, active_names)
-    copies = [c for c in open_ if c["copy"] == name and c["memory"]]
+    copies = [c for c in open_ if c.copy == name and c.memory]
     if not copies:
-        copies = [c for c in open_ if c["name"] == name and c["memory"]]
+        copies = [c for c in open_ if c.name == name and c.memory]
     if not copies:
         raise NotFound(f"no open conflict for {name!r}", "`git strata status` lists open conflicts")
     if len(copies) > 1:
         raise Refused(f"{name} has {len(copies)} conflict copies: "
-                      + ", ".join(c["copy"] for c in copies), "name the copy to resolve")
-    return copies[0]["name"] + names.SUFFIX, copies[0]["copy"] + names.SUFFIX
+                      + ", ".join(c.copy for c in copies), "name the copy to resolve")
+    return copies[0].name + names.SUFFIX, copies[0].copy + names.SUFFIX
 
 
 def resolution(root: str, name: str, copy: str, keep: str) -> tuple[dict[str, bytes | None], str]:

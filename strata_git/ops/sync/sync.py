@@ -57,6 +57,17 @@ RETRY = ("(fetch first)", "(non-fast-forward)", "(stale info)", "(already exists
 BACKOFF, BACKOFF_MAX = 0.1, 2.0
 
 
+class Decision(NamedTuple):
+    """A name both sides changed, and what became of it."""
+    name: str  # the memory's name (or a file's path)
+    how: str  # what happened, in words
+    path: str | None  # where the result is (None: deleted)
+    beside: str | None  # the conflict copy beside it, if one was kept
+
+    def as_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
 class Result(NamedTuple):
     remote: str
     url: str
@@ -67,7 +78,7 @@ class Result(NamedTuple):
     integrated: str  # "up to date", "fast-forward", "merge" (or "would ..." in a dry run)
     incoming: int  # commits brought in
     outgoing: int  # commits pushed (or to push)
-    decisions: list[dict[str, Any]]  # names both sides changed, and what became of them
+    decisions: list[Decision]  # names both sides changed, and what became of them
     pushed: bool
     rewound: int  # commits the remote had lost, given back to it
     attempts: int
@@ -75,11 +86,12 @@ class Result(NamedTuple):
     dry_run: bool
 
     @property
-    def conflicts(self) -> list[dict[str, Any]]:
-        return [d for d in self.decisions if d.get("beside")]
+    def conflicts(self) -> list[Decision]:
+        return [d for d in self.decisions if d.beside]
 
-    def as_dict(self) -> dict:
-        return {**self._asdict(), "conflicts": self.conflicts}
+    def as_dict(self) -> dict[str, Any]:
+        return {**self._asdict(), "decisions": [d.as_dict() for d in self.decisions],
+                "conflicts": [d.as_dict() for d in self.conflicts]}
 
 
 def _note(progress: Callable[[str], None] | None, text: str) -> None:
@@ -185,9 +197,8 @@ def _message(remote: str, branch: str, theirs: str, merged: merge.Merged, machin
     return contract.message(subject, [*trailers, (contract.MACHINE, machine)])
 
 
-def _decision(d: merge.Decision) -> dict[str, Any]:
-    return {"name": d.name, "how": d.how, "path": d.result.path if d.result else None,
-            "beside": d.beside.path if d.beside else None}
+def _decision(d: merge.Decision) -> Decision:
+    return Decision(d.name, d.how, d.result.path if d.result else None, d.beside.path if d.beside else None)
 
 
 def _refuse_dirty(repo: Repo, old: str, new: str, listed: list[tuple[str, str]], left: list[dict]) -> list[str]:

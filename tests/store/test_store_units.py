@@ -1,0 +1,90 @@
+"""The store layer called in process on a real repository: shadow records, access records, the
+last-changed times from history and the extractive summary (no console script started)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import git
+from strata_git.core import contract, untrusted
+from strata_git.gitio.git import Repo, discover
+from strata_git.store import access, history, records, summary
+
+MEMO = b"---\ntitle: Koda auth\ntype: decision\ntags: [auth, koda]\n---\nPasskeys and magic links, passkeys first.\n"
+BLOB = "ab" * 20
+
+
+def test_a_record_reads_back_what_it_was_made_from():
+    made = records.make(MEMO, BLOB)
+    rec = records.parse(made, BLOB)
+    assert isinstance(rec, records.Record)
+    assert (rec.size, rec.title, rec.type, rec.tags) == (len(MEMO), "Koda auth", "decision", ("auth", "koda"))
+    assert rec.counts["passkeys"] == 2 and rec.counts["magic"] == 1
+
+
+def test_a_record_keeps_only_the_most_frequent_words_when_capped():
+    rec = records.parse(records.make(MEMO, BLOB, cap=1), BLOB)
+    assert isinstance(rec, records.Record) and rec.counts == {"passkeys": 2}
+
+
+def test_a_record_that_lies_is_refused_with_a_reason():
+    good = json.loads(records.make(MEMO, BLOB))
+    cases = {
+        "not JSON": b"{nope",
+        "another blob": json.dumps({**good, "b": "cd" * 20}).encode(),
+        "a size as text": json.dumps({**good, "s": "99"}).encode(),
+        "more words than the blob holds": json.dumps({**good, "s": 10, "w": "x:999999"}).encode(),
+        "a token twice": json.dumps({**good, "w": "a a"}).encode(),
+        "too large for the memory limit": records.make(MEMO, BLOB),
+    }
+    for case, raw in cases.items():
+        limit = 10 if case == "too large for the memory limit" else 1 << 40
+        found = records.parse(raw, BLOB, limit)
+        assert isinstance(found, str) and found, case
+    assert records.parse(None, BLOB) == "its content is missing here"
+
+
+def _repo(tmp_path: Path) -> Repo:
+    root = tmp_path / "m"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    return discover(str(root))
+
+
+def test_access_records_survive_a_torn_line_and_skip_a_bad_one(tmp_path: Path):
+    repo = _repo(tmp_path)
+    access.record(repo, "a", "active", "cli", now=1_700_000_000)
+    log = os.path.join(repo.state_dir(), contract.ACCESS_LOG)
+    with open(log, "a", encoding="utf-8") as f:
+        f.write('{"t": 1e300, "name": "b"}\n')  # a time no date shows: skipped, with a warning
+        f.write('{"t": 1700000001, "name": "torn')  # a crash mid-append
+    access.record(repo, "c", "cooled", "mcp", now=1_700_000_002)
+    untrusted.drain()
+    found = access.read_all(repo)
+    assert [(r["name"], r["t"]) for r in found] == [("a", 1_700_000_000), ("c", 1_700_000_002)]
+    assert any("access record(s) with a bad time" in w for w in untrusted.drain())
+    assert access.reads_by_name(repo) == {"a.md": [1_700_000_000], "c.md": [1_700_000_002]}
+
+
+def test_last_changed_is_the_last_commit_that_touched_each_memory(tmp_path: Path):
+    repo = _repo(tmp_path)
+    root = Path(repo.root)
+    (root / "active").mkdir()
+    for name, day in (("a", 1_700_000_000), ("b", 1_700_086_400), ("a", 1_700_172_800)):
+        (root / "active" / f"{name}.md").write_text(f"# {name} {day}\n")
+        git(root, "add", "-A")
+        stamp = f"@{day} +0000"
+        env = {**os.environ, "GIT_COMMITTER_DATE": stamp, "GIT_AUTHOR_DATE": stamp}
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", name],
+                       cwd=root, env=env, check=True)
+    times = history.last_changed(repo, history.head(repo))
+    assert times == {"a.md": 1_700_172_800, "b.md": 1_700_086_400}
+
+
+def test_the_extractive_summary_keeps_the_opening_of_the_body():
+    text = summary.extractive(MEMO, "active/decisions/koda-auth.md")
+    assert "Passkeys and magic links" in text and "title:" not in text
+    assert summary.gist(text)
