@@ -164,7 +164,9 @@ def _answer(event: str, harness: str, repo_dir: str, payload: dict, until: float
         session = payload.get("session_id")
         if isinstance(transcript, str) and os.path.isfile(transcript):
             Vault.open(repo_dir)  # a capture into something that is not a memory repository is refused here
-            _capture_in_background(repo_dir, transcript, session if isinstance(session, str) else None)
+            cwd = payload.get("cwd")
+            _capture_in_background(repo_dir, transcript, session if isinstance(session, str) else None,
+                                   cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
         return {}
     raise ValueError(f"unknown event {event!r}")
 
@@ -214,11 +216,13 @@ def prompt_hints(vault: Vault, prompt: str) -> str:
     return hygiene.wrap(token, {"part": "prompt-hints", "flags": hygiene.flags(body)}, body)[:PROMPT_CHARS]
 
 
-def _capture_in_background(repo_dir: str, transcript: str, session: str | None) -> None:
+def _capture_in_background(repo_dir: str, transcript: str, session: str | None, project: str | None) -> None:
     """`git strata capture` detached: it commits whole or not at all, and resumes from its watermark."""
     args = [executable(), "capture", "--log", transcript]  # the format is told by the transcript's first line
     if session:
         args += ["--session", session]
+    if project:
+        args += ["--project", project]
     _detached(args, repo_dir)
 
 

@@ -156,6 +156,10 @@ TABLE: tuple[Command, ...] = (
         arg("--log", action="store_true",
             help="also write the outcome, or the error, as one line of .git/strata/agent.log (the agent "
                  "hooks' background captures do)"),
+        arg("--dry-run", action="store_true", help="list the memories it would write; write and commit nothing"),
+        arg("--project", metavar="DIR",
+            help="the code project the session worked in (the hooks pass the session's folder): nothing is "
+                 "captured when that project says `git config strata.capture false`"),
     )),
     Command("agent", "install or uninstall the Claude Code / Codex hooks and MCP server entry "
             "(`agent install claude-code`)", _h("cmd_agent"), (

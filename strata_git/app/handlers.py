@@ -300,8 +300,16 @@ def cmd_capture(args: argparse.Namespace) -> int:
     from strata_git.ops import capture
 
     vault = _vault()
+    if args.project and capture.opted_out(args.project):
+        text = f"capture is off for {shown(args.project)} (its `git config strata.capture` is false): nothing written"
+        if args.log:
+            from strata_git.app import agents
+
+            agents.log(vault.repo.root, "capture", text)
+        _emit(args, {"captured": False, "project": args.project, "why": "strata.capture is false"}, text)
+        return 0
     try:
-        r = capture.capture(vault.repo, vault.cfg, args.transcript, args.format, args.session)
+        r = capture.capture(vault.repo, vault.cfg, args.transcript, args.format, args.session, dry_run=args.dry_run)
     except Exception as e:
         if args.log:
             from strata_git.app import agents

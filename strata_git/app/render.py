@@ -256,8 +256,11 @@ def hooks(done: dict, note: str | None = None) -> str:
 
 
 def captured(r: capture.Report, transcript: str) -> str:
-    if r.lines is None:
+    if r.lines is None and not r.memories:
         text = f"nothing new in {transcript} (session {r.session})"
+    elif r.lines is None:
+        text = f"nothing new in {transcript} itself (session {r.session})"
+        text += "".join(f"\n  {shown(name)}" for name in r.memories)
     else:
         text = (f"captured lines {r.lines[0]}-{r.lines[1]} of session {r.session} ({r.harness}): "
                 f"{len(r.memories)} memories, {r.skipped} line(s) skipped, {r.redacted} secret(s) redacted"
@@ -267,6 +270,8 @@ def captured(r: capture.Report, transcript: str) -> str:
     text += "\nthe transcript was truncated or replaced since the last capture: read again from its start" \
         if r.rewritten else ""
     text += f"\n{r.duplicates} statement(s) already held by a memory were not written again" if r.duplicates else ""
+    text += f"\nfollowed {len(r.subagents)} subagent transcript(s): {', '.join(map(shown, r.subagents))}" \
+        if r.subagents else ""
     text += "".join(f"\nskipped line {s.line} ({s.why}): {s.excerpt}" for s in r.skipped_lines)
     return text
 

@@ -64,12 +64,35 @@ class Turn(NamedTuple):
     side: bool = False  # a subagent's line (Claude Code `isSidechain`): its prompt is not the user's ask
 
 
+class Statement(NamedTuple):
+    kind: str  # decision, rejection, lesson, task
+    text: str
+    line: int  # the transcript line it was said on (0: not known, e.g. a note-taker's)
+
+
 class Digest(NamedTuple):
     asked: list[str]
     files: list[str]
     commands: list[str]
     outcome: str
-    statements: list[tuple[str, str]]  # (kind, text)
+    statements: list[Statement]
+
+
+# Text the harness put in a user turn, not what the user typed: slash-command echoes, hook output,
+# notifications, skill bodies, compaction summaries, instructions files (Claude Code and Codex).
+HARNESS = ("<command-name>", "<command-message>", "<command-args>", "<local-command-", "Caveat:",
+           "<system-reminder>", "<task-notification>", "<user-prompt-submit-hook>", "Stop hook feedback",
+           "[Request interrupted", "This session is being continued", "Base directory for this skill",
+           "<bash-input>", "<bash-stdout>", "<bash-stderr>", "<ide_opened_file>", "<ide_selection>",
+           "<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
+           "<turn_aborted>", "<user_action>", "<permissions instructions>", "<hook", "Hook ", "<subagent",
+           "<post-tool-use-hook>", "<session-start-hook>", "<collaboration_mode>")
+_REMINDER = re.compile(r"<(system-reminder|user-prompt-submit-hook)>.*?</\1>\s*", re.S)
+
+
+def harness_text(text: str) -> bool:
+    """Whether a user turn's text is the harness's, not typed by the user (see HARNESS)."""
+    return text.lstrip().startswith(HARNESS)
 
 
 def detect(first: dict) -> str:
@@ -109,11 +132,13 @@ def _claude(obj: dict, n: int) -> list[Turn] | None:
     kind = obj.get("type")
     if kind == "summary":
         return [Turn(n, "summary", obj["summary"])] if isinstance(obj.get("summary"), str) else []
-    if kind in ("system", "file-history-snapshot", "progress"):
+    if kind in ("system", "file-history-snapshot", "progress", "queue-operation"):
         return []
     message = obj.get("message")
     if kind not in ("user", "assistant") or not isinstance(message, dict):
         return None
+    if obj.get("isMeta") is True or obj.get("isCompactSummary") is True:
+        return []  # text the harness injected (a skill's body, a compaction summary), not the user's
     content = message.get("content")
     blocks = content if isinstance(content, list) else []
     tools = tuple((b["name"], b["input"]) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"
@@ -121,7 +146,7 @@ def _claude(obj: dict, n: int) -> list[Turn] | None:
     results = [_text(b.get("content")) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
     side = obj.get("isSidechain") is True
     out = []
-    text = _text(content)
+    text = _REMINDER.sub("", _text(content)) if kind == "user" else _text(content)
     if text or tools:
         out.append(Turn(n, "assistant" if kind == "assistant" else "user", text, tools, side))
     out += [Turn(n, "tool", r, (), side) for r in results if r]
@@ -130,6 +155,9 @@ def _claude(obj: dict, n: int) -> list[Turn] | None:
 
 def _codex(obj: dict, n: int) -> list[Turn] | None:
     kind, payload = obj.get("type"), obj.get("payload")
+    if kind == "event_msg" and isinstance(payload, dict) and payload.get("type") == "user_message":
+        said = payload.get("message")  # what the user typed (some rollouts keep the prompt only here)
+        return [Turn(n, "user", said)] if isinstance(said, str) else []
     if kind in ("session_meta", "turn_context", "event_msg", "compacted"):
         return []
     if kind != "response_item" or not isinstance(payload, dict):
@@ -151,35 +179,47 @@ def _codex(obj: dict, n: int) -> list[Turn] | None:
 
 class Notes:
     """The stenographer's notes, taken turn by turn, so a transcript of any length is read in
-    bounded memory: a few prompts, files and commands, the last outcome, and every statement."""
+    bounded memory: a few prompts, files and commands, the last outcome, and every statement.
+
+    A user turn that is the harness's text (`harness_text`) is never an ask and holds no
+    statement; the assistant's replies to one (a background task's notification, hook feedback)
+    until the user's next prompt are not the session's outcome."""
 
     def __init__(self) -> None:
         self.asked: list[str] = []
         self.files: dict[str, None] = {}
         self.commands: dict[str, None] = {}
         self.outcome = ""
-        self.statements: dict[tuple[str, str], None] = {}
+        self.statements: dict[tuple[str, str], int] = {}  # (kind, text) -> the line first said on
         self.turns = 0
+        self._aside = False  # the last user turn was the harness's: replies to it are not the outcome
 
     def add(self, t: Turn) -> None:
         self.turns += 1
-        if t.role == "user" and not t.side and t.text.strip() and len(self.asked) < MAX_PROMPTS \
-                and not t.text.startswith(("<command-", "Caveat:", "This session is being continued")):
-            self.asked.append(collapsed(t.text))
-        if t.role == "assistant" and not t.side and t.text.strip():
+        if t.role == "user" and not t.side and t.text.strip():
+            self._aside = harness_text(t.text)
+            ask = collapsed(t.text)
+            if not self._aside and len(self.asked) < MAX_PROMPTS and not any(_same(ask, a) for a in self.asked):
+                self.asked.append(ask)
+        if t.role == "assistant" and not t.side and t.text.strip() and not self._aside:
             self.outcome = collapsed(t.text)
         for name, args in t.tools:
             _tool(name, args, self.files, self.commands)
-        if t.role in ("user", "assistant"):
+        if t.role == "assistant" or (t.role == "user" and not harness_text(t.text)):
             for kind, pattern in RULES:
                 for m in pattern.finditer(t.text):
                     said = collapsed(m.group("s")).rstrip(" .;:")
                     if len(said) >= 8 and len(self.statements) < MAX_STATEMENTS:
-                        self.statements.setdefault((kind, said), None)
+                        self.statements.setdefault((kind, said), t.line)
 
     def digest(self) -> Digest:
         return Digest(self.asked, [safe(f) for f in list(self.files)[:MAX_ITEMS]], list(self.commands)[:MAX_ITEMS],
-                      self.outcome, list(self.statements))
+                      self.outcome, [Statement(k, text, line) for (k, text), line in self.statements.items()])
+
+
+def _same(a: str, b: str) -> bool:
+    """The same prompt twice (Codex keeps it as a message and as an event, one sometimes longer)."""
+    return a[:200].startswith(b[:200]) or b[:200].startswith(a[:200])
 
 
 def digest(all_turns: list[Turn]) -> Digest:
@@ -194,17 +234,24 @@ def _tool(name: str, args: dict, files: dict, commands: dict) -> None:
     for key in ("file_path", "path", "notebook_path"):
         if isinstance(args.get(key), str) and len(files) < MAX_ITEMS:
             files.setdefault(args[key], None)
-    command = args.get("command")
-    if isinstance(command, list):
-        command = " ".join(str(c) for c in command)
-    if name in ("Bash", "shell", "exec_command", "local_shell") and isinstance(command, str) \
-            and len(commands) < MAX_ITEMS:
+    command = args.get("command", args.get("cmd"))  # Codex exec_command: `cmd`
+    if isinstance(command, list):  # Codex shell: ["bash", "-lc", "the command"]
+        shell = command[:2] in (["bash", "-lc"], ["bash", "-c"], ["sh", "-c"], ["zsh", "-lc"]) and len(command) > 2
+        command = " ".join(str(c) for c in (command[2:] if shell else command))
+    if name in ("Bash", "shell", "shell_command", "exec_command", "local_shell") and isinstance(command, str) \
+            and len(commands) < MAX_ITEMS and not _LOOKS.match(command):
         commands.setdefault(collapsed(command), None)
     patch = args.get("input")
     if name == "apply_patch" and isinstance(patch, str):
         for m in re.finditer(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", patch, re.MULTILINE):
             if len(files) < MAX_ITEMS:
                 files.setdefault(m.group(1).strip(), None)
+
+
+# Commands that only look (read a file, list, search, show state): not worth a line of the digest.
+_LOOKS = re.compile(r"\s*(?:cd [^;&|]+(?:&&|;)\s*)?(?:ls|cat|head|tail|sed -n|nl|rg|grep|find|wc|pwd|date|file|which|"
+                    r"echo|tree|stat|du|df|env|printenv|git (?:status|diff|log|show|branch|remote -v|rev-parse))"
+                    r"(?:\s|$)(?![^|]*\|\s*(?:sh|bash|python3?)\b)(?![^>]*>)")
 
 
 def collapsed(text: str) -> str:

@@ -55,7 +55,9 @@ MAX_EXCERPT = 8 * 1024 * 1024  # a longer stretch of transcript is not handed to
 FOLDERS = {"decision": "decisions", "rejection": "rejections", "lesson": "lessons", "task": "tasks"}
 _SESSION = re.compile(r"[A-Za-z0-9._-]{1,100}")
 REDACTED = "[redacted: {rule}]"
+ASK_WORDS = 6  # words of the first ask a session digest is named by
 WATERMARKS = 100  # capture commits of one session looked through for this machine's newest
+SUBAGENT_SCAN = 500  # `agent-*.jsonl` files beside a transcript looked at for its subagents
 
 
 class Report(NamedTuple):
@@ -71,30 +73,94 @@ class Report(NamedTuple):
     skipped_lines: list[stretch.Skipped] = []  # the first few skipped, quoted escaped
     rewritten: bool = False  # the transcript was truncated or replaced: read again from its start
     duplicates: int = 0  # statements not written again: a captured memory already holds them
+    subagents: list[str] = []  # subagent transcripts followed from this one (file names)
 
     def as_dict(self) -> dict:
         return {**self._asdict(), "lines": list(self.lines) if self.lines else None,
                 "skipped_lines": [s._asdict() for s in self.skipped_lines]}
 
 
+class _Run(NamedTuple):
+    agent: str | None
+    digest: bool = True  # write the session's digest (not for a subagent's transcript)
+    dry_run: bool = False  # find what would be written; write, commit and record nothing
+
+
 def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str | None = None,
-            agent: str | None = None) -> Report:
+            agent: str | None = None, follow: bool = True, dry_run: bool = False) -> Report:
     """Capture what is new in the transcript: in one commit, or, past PART_BYTES of transcript or
     PART_STATEMENTS statements, in one commit per such part (the lock is let go between parts, and
     a kill between them loses nothing: the next capture starts after the last part committed).
+    Then, with `follow`, what is new in its subagents' transcripts (`subagent_files`), each a
+    session of its own (`SESSION.agent-ID`) whose statements count and which writes no digest.
+    With `dry_run`, the report names what would be written and nothing is.
     A failure is recorded in this clone's capture state (shown by `status`) before it is raised."""
     if fmt not in ("auto", *transcript.FORMATS):
         raise Refused(f"unknown transcript format {fmt!r}", f"use one of: auto, {', '.join(transcript.FORMATS)}")
     if not os.path.isfile(path):
         raise NotFound(f"{path}: no such transcript", "give the path the harness passed as transcript_path")
     sid = stretch.session_of(path, session, _session_id)
+    main = _captured(repo, cfg, path, fmt, sid, _Run(agent, True, dry_run))
+    if not follow:
+        return main
+    subs = [(f, _captured(repo, cfg, f, fmt, f"{sid[:60]}.{_stem(f)}", _Run(agent, False, dry_run)))
+            for f in subagent_files(path, sid)]
+    parts = [main, *(r for _, r in subs)]
+    done = [p for p in parts if p.lines]
+    return main._replace(memories=[m for p in parts for m in p.memories],
+                         commit=done[-1].commit if done else None,
+                         commits=[c for p in parts for c in (p.commits or ([p.commit] if p.commit else []))] or None,
+                         redacted=sum(p.redacted for p in parts), duplicates=sum(p.duplicates for p in parts),
+                         subagents=[os.path.basename(f) for f, _ in subs])
+
+
+def opted_out(project: str) -> bool:
+    """Whether the code project in `project` turned capture off (`git config strata.capture false`
+    in its repository; a folder that is not one has no say)."""
+    proc = run(["config", "--type=bool", "--get", "strata.capture"], project, check=False)
+    return proc.returncode == 0 and proc.stdout.strip() == b"false"
+
+
+def _stem(path: str) -> str:
+    base = os.path.basename(path)
+    return base[: -len(".jsonl")] if base.endswith(".jsonl") else base
+
+
+def subagent_files(path: str, sid: str) -> list[str]:
+    """The transcripts of the subagents of the Claude Code session in `path`: Claude Code 2.1 keeps
+    them in `SESSION/subagents/agent-*.jsonl` beside it; earlier versions as `agent-*.jsonl` in the
+    same folder, their lines naming the main session's id (at most SUBAGENT_SCAN looked at)."""
+    if _stem(path).startswith("agent-"):
+        return []  # a subagent's own transcript
+    folder = os.path.join(os.path.dirname(path), _stem(path), "subagents")
+    found = []
     try:
-        parts = _parts(repo, cfg, path, fmt, sid, agent)
+        found = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".jsonl"))
+    except OSError:
+        pass
+    try:
+        flat = sorted(n for n in os.listdir(os.path.dirname(path) or ".")
+                      if n.startswith("agent-") and n.endswith(".jsonl"))[:SUBAGENT_SCAN]
+    except OSError:
+        flat = []
+    for name in flat:
+        other = os.path.join(os.path.dirname(path), name)
+        if os.path.isfile(other) and stretch.session_of(other, None, _session_id) == sid:
+            found.append(other)
+    return found
+
+
+def _captured(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, run: _Run) -> Report:
+    try:
+        parts = _parts(repo, cfg, path, fmt, sid, run)
     except (StrataError, OSError) as e:
+        if run.dry_run:
+            raise
         _failed(repo, sid, path, str(e))
         raise
     except Exception as e:
-        _failed(repo, sid, path, f"unexpected error: {type(e).__name__}")
+        if not run.dry_run:
+            _failed(repo, sid, path, f"unexpected error: {type(e).__name__}")
         raise
     if len(parts) == 1:
         return parts[0]
@@ -108,11 +174,11 @@ def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str 
                   sum(p.duplicates for p in parts))
 
 
-def _parts(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, agent: str | None) -> list[Report]:
+def _parts(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, run: _Run) -> list[Report]:
     parts: list[Report] = []
-    more = True
+    more, after = True, None
     while more:
-        report, more = _part(repo, cfg, path, fmt, sid, agent)
+        report, more, after = _part(repo, cfg, path, fmt, sid, run, after)
         before = parts[-1].lines if parts else None  # a part followed by more covered lines
         if more and parts and report.lines and before is not None and report.lines[0] <= before[1]:
             raise Refused(f"capture of {path} did not move past line {report.lines[0]}",
@@ -137,9 +203,15 @@ def _resume(repo: Repo, sid: str) -> tuple[Mark, Mark, tuple[str, ...]]:
     return committed, committed, tuple(ignored)
 
 
-def _part(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, agent: str | None) -> tuple[Report, bool]:
+def _part(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, run: _Run,
+          after: Mark | None = None) -> tuple[Report, bool, Mark]:
+    """(this part's report, more follows, where it ended). A dry run reads on from `after` (where
+    its last part ended), as nothing records it."""
     committed, mark, ignored = _resume(repo, sid)
-    s = stretch.read(path, fmt, sid, mark)  # no lock held while the transcript is read
+    s = stretch.read(path, fmt, sid, after or mark)  # no lock held while the transcript is read
+    if run.dry_run:
+        planned = _commit(repo, cfg, path, s, run, committed) if s.first else None
+        return planned or _nothing(s), s.more, s.end
     if s.first:
         with txn.locked(repo):
             now = _resume(repo, sid)
@@ -147,32 +219,55 @@ def _part(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, agent: str | N
                 committed, mark, ignored = now
                 s = stretch.read(path, fmt, sid, mark)
             if s.first:
-                return _commit(repo, cfg, path, s, agent, committed, ignored), s.more
+                done = _commit(repo, cfg, path, s, run, committed, ignored)
+                if done is not None:
+                    return done, s.more, s.end
     captures.save(repo, captures.State(sid, _redacted(os.path.basename(path)), committed.line, s.end, "", "",
                                        ignored))
-    return Report(sid, s.fmt, None, [], s.skipped, 0, None, skipped_lines=s.shown, rewritten=s.rewritten), False
+    return _nothing(s), s.more, s.end
 
 
-def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, agent: str | None, committed: Mark,
-            ignored: tuple[str, ...] = ()) -> Report:
-    """Write and commit the stretch's memories (under the repository lock)."""
-    txn.clear_killed(repo, contract.CAPTURE_COMMITTING)  # a capture killed inside `git commit`
+def _nothing(s: stretch.Stretch) -> Report:
+    return Report(s.session, s.fmt, None, [], s.skipped, 0, None, skipped_lines=s.shown, rewritten=s.rewritten)
+
+
+def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, run: _Run, committed: Mark,
+            ignored: tuple[str, ...] = ()) -> Report | None:
+    """Write and commit the stretch's memories (under the repository lock); None when there is
+    nothing to write (a subagent's stretch without statements: no digest is written for it). A
+    dry run stops before writing, its report naming what would be written."""
+    if not run.dry_run:
+        txn.clear_killed(repo, contract.CAPTURE_COMMITTING)  # a capture killed inside `git commit`
     sid, harness, first, last = s.session, s.fmt, s.first, s.last
     d = s.notes.digest()
-    said, summarizer = _summarized(repo, path, s.span)
+    said, summarizer = _summarized(repo, path, s.span) if not run.dry_run else (None, "")
     if said is not None:
         d = d._replace(statements=said)
     drafts, redacted = _drafts(d, sid, harness, (first, last), s.stamp)
+    if not run.digest:
+        drafts = drafts[1:]
+        if not drafts:
+            return None
     known = locate.known(repo)
     writes: dict[str, bytes] = {}
     leftovers: set[str] = set()
     taken = {names.collision_key(n) for held in known[0].values() for _, n in held}
     mark = _where(harness, sid, first).encode()
     duplicates = 0
+    source = f"{_where(harness, sid, first)}{last}.\n".encode()
     for draft in drafts:
         base, content = draft.base, draft.content
-        if draft.statement and _already(repo, base, draft.statement, taken):
+        held = _holder(repo, base, draft.statement, taken) if draft.statement else None
+        if held is not None:  # said before, here or in another session: that memory gains this source
             duplicates += 1
+            path_, raw = held
+            if repo.status(path_):  # changed since committed: only a killed capture of this stretch is taken over
+                if mark in raw:
+                    writes[path_] = raw
+                    leftovers.add(path_)
+            elif _source(harness, sid) not in raw:
+                writes[path_] = raw.rstrip(b"\n") + b"\n" + source
+                leftovers.add(path_)
             continue
         if len(content) > cfg.max_memory_bytes:
             content = content[: cfg.max_memory_bytes - 64].decode("utf-8", "ignore").encode() + b"\n[cut]\n"
@@ -187,6 +282,10 @@ def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, agent: str |
     if matched:
         raise Refused(f"capture would write {matched[0]}, which a .gitignore rule matches; nothing was changed",
                       f"see `git check-ignore -v {matched[0]}`; remove the rule")
+    if run.dry_run:
+        return Report(sid, harness, (first, last), [names.display(p.partition("/")[2]) for p in writes], s.skipped,
+                      redacted, None, summarizer, skipped_lines=s.shown, rewritten=s.rewritten,
+                      duplicates=duplicates)
     repo.require_identity()
 
     def stage() -> None:
@@ -206,7 +305,7 @@ def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, agent: str |
     subject = f"strata: capture {count} from {harness} session {sid[:12]}"
     before = repo.head()
     with txn.marked(repo, contract.CAPTURE_COMMITTING):
-        commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=agent)
+        commit = txn.commit(repo, list(writes), stage, subject, trailers, agent=run.agent)
     txn.follow_head(repo, cfg, since=before, paths=list(writes))  # only the new files: no full scan
     captures.save(repo, captures.State(sid, shown_name, last, end, "", "", ignored))
     return Report(sid, harness, (first, last), [names.display(p.partition("/")[2]) for p in writes], s.skipped,
@@ -253,7 +352,7 @@ def _mark(text: str) -> Mark:
     return Mark(lines[1])  # an older capture's record: no byte offset, lines are counted
 
 
-def _summarized(repo: Repo, path: str, span: tuple[int, int]) -> tuple[list[tuple[str, str]] | None, str]:
+def _summarized(repo: Repo, path: str, span: tuple[int, int]) -> tuple[list[transcript.Statement] | None, str]:
     """The statements `strata.captureCommand` (this clone's git config) finds in the captured
     stretch of the transcript, fed on stdin; it prints one JSON object a line, {"type": decision,
     rejection, lesson or task, "text": ...}. (None, why) when none is set or it fails: the rules
@@ -280,7 +379,7 @@ def _summarized(repo: Repo, path: str, span: tuple[int, int]) -> tuple[list[tupl
         if isinstance(item, dict) and item.get("type") in FOLDERS and isinstance(item.get("text"), str) \
                 and len(" ".join(item["text"].split())) >= 8:
             found.setdefault((item["type"], transcript.collapsed(item["text"])), None)
-    return list(found), why
+    return [transcript.Statement(kind, text, 0) for kind, text in found], why
 
 
 def _gitignored(repo: Repo, paths: list[str]) -> list[str]:
@@ -351,9 +450,10 @@ def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int]
         body += ["## Outcome", transcript.cut(clean(d.outcome), 300), ""]
     title = transcript.cut(_redacted(f"Session {sid[:12]}: {d.asked[0] if d.asked else harness}"), 200)
     meta = {"type": "session", "title": transcript.safe(title), "created": day}
-    drafts = [_Draft(base=f"sessions/{day}-{sid[:12]}-{lines[0]}",
+    about = _slug(" ".join(_redacted(d.asked[0]).split()[:ASK_WORDS]))[:48].strip("-") if d.asked else ""
+    drafts = [_Draft(base=f"sessions/{day}-{about if about != 'note' and about else sid[:8]}",
                      content=memory.compose(clean("\n".join(body)) + "\n", meta, "capture"), statement=None)]
-    for kind, said in d.statements:
+    for kind, said, _ in d.statements:
         text = transcript.cut(transcript.safe(clean(said)), transcript.MAX_STATEMENT)
         meta = {"type": kind, "title": text[:200], "created": day}
         drafts.append(_Draft(base=f"{FOLDERS[kind]}/{_slug(text)}",
@@ -361,26 +461,32 @@ def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int]
     return drafts, redacted
 
 
-def _already(repo: Repo, base: str, text: str, taken: set[str]) -> bool:
-    """Whether a committed memory named `base` or `base-N` already holds the statement `text` word
-    for word."""
+def _holder(repo: Repo, base: str, text: str, taken: set[str]) -> tuple[str, bytes] | None:
+    """(path, bytes) of the committed memory named `base` or `base-N` that already holds the
+    statement `text` word for word, if one does."""
     for candidate in itertools.chain([base], (f"{base}-{i}" for i in range(2, 1000))):
         try:
             norm = names.normalize(candidate)
         except BadName:
-            return False
+            return None
         if names.collision_key(norm) not in taken:
-            return False
+            return None
         path = names.tier_path("active", norm)
         if not repo.in_head(path):
             continue  # not committed: a killed capture's leftover, which `_free` takes over
         try:
-            body = memory.split(safefs.read(repo.root, path, 1 << 20).decode("utf-8", "replace"), norm)[1]
+            raw = safefs.read(repo.root, path, 1 << 20)
+            body = memory.split(raw.decode("utf-8", "replace"), norm)[1]
         except StrataError:  # gone from active/, too large or not a memory: not this statement
             continue
         if body.startswith(f"{text}\n\n"):
-            return True
-    return False
+            return path, raw
+    return None
+
+
+def _source(harness: str, sid: str) -> bytes:
+    """What every memory captured from this session says (the first line and the end follow)."""
+    return f"Captured from {harness} session {sid}, transcript lines ".encode()
 
 
 def _where(harness: str, sid: str, first: int) -> str:

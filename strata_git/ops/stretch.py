@@ -33,6 +33,7 @@ PART_STATEMENTS = 1000
 IDENTITY = 4096  # bytes hashed at the start of the file and before the resume point
 SHOWN = 5  # skipped lines quoted in a report
 EXCERPT = 80
+SESSION_LINES = 20  # opening lines looked through for the session's id
 
 
 class Skipped(NamedTuple):
@@ -70,17 +71,23 @@ def _hash(data: bytes) -> str:
 
 
 def session_of(path: str, session: str | None, harness_id: Callable[[str], str]) -> str:
-    """The session: `session`, else the one the first line names, else the file's name."""
+    """The session: `session`, else the first one the opening lines name (a Claude Code transcript
+    may open with lines that name none), else the file's name without `.jsonl`."""
     named = None
     with open(path, "rb") as f:
-        raw = f.readline(MAX_LINE + 1)
-    try:
-        obj = json.loads(raw) if raw.endswith(b"\n") else None
-    except (ValueError, RecursionError):
-        obj = None
-    if isinstance(obj, dict):
-        named = transcript.session_of(obj)
-    return harness_id(session or named or os.path.basename(path))
+        for _ in range(SESSION_LINES):
+            raw = f.readline(MAX_LINE + 1)
+            if not raw.endswith(b"\n"):
+                break
+            try:
+                obj = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            named = transcript.session_of(obj) if isinstance(obj, dict) else None
+            if named:
+                break
+    base = os.path.basename(path)
+    return harness_id(session or named or (base[: -len(".jsonl")] if base.endswith(".jsonl") else base))
 
 
 def read(path: str, fmt: str, session: str, mark: Mark) -> Stretch:

@@ -221,7 +221,7 @@ def claude_transcript(path: Path, session: str = "sess-1") -> None:
 EXPECTED = {"active/decisions/we-use-postgres-16-for-the-event-store.md", "active/decisions/keep-the-cron-at-2am.md",
             "active/rejections/use-mongodb-for-events.md",
             "active/lessons/the-staging-box-needs-aws-key-redacted-aws-access-key-set.md",
-            "active/tasks/add-a-rollback-step.md", "active/sessions/2026-11-20-sess-1-1.md"}
+            "active/tasks/add-a-rollback-step.md", "active/sessions/2026-11-20-set-up-the-deploy-script-for.md"}
 
 
 def captured(mem: Path) -> set[str]:
@@ -238,7 +238,7 @@ def test_capture_of_a_claude_code_transcript(mem: Path, tmp_path: Path):
     assert proc.returncode == 0 and report["lines"] == [1, 6] and report["skipped"] == 2
     assert report["redacted"] == 2  # the key's line in the digest and in the lesson
     assert captured(mem) == EXPECTED
-    session = (mem / "active/sessions/2026-11-20-sess-1-1.md").read_text()
+    session = (mem / "active/sessions/2026-11-20-set-up-the-deploy-script-for.md").read_text()
     for part in ("Set up the deploy script", "`deploy.sh`", "`bash deploy.sh --dry-run`", "## Outcome"):
         assert part in session
     assert SECRET not in git(mem, "log", "-p", "--all").stdout.decode()
@@ -260,7 +260,7 @@ def test_capture_resumes_after_its_watermark_and_waits_for_a_line_being_written(
     report = json.loads(strata(mem, "capture", str(transcript), "--json").stdout)
     assert report["lines"] == [7, 7]
     assert captured(mem) - EXPECTED == {"active/rejections/a-second-database-for-analytics.md",
-                                        "active/sessions/2026-11-20-sess-1-7.md"}
+                                        "active/sessions/2026-11-20-rejected-a-second-database-for-analytics.md"}
     with open(transcript, "a") as f:
         f.write(claude_line("assistant", "TODO: write the migration guide.")[-20:])
     report = json.loads(strata(mem, "capture", str(transcript), "--json").stdout)
@@ -290,7 +290,7 @@ def test_capture_of_a_codex_rollout(mem: Path, tmp_path: Path):
     transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
     report = json.loads(strata(mem, "capture", str(transcript), "--json").stdout)
     assert report["harness"] == "codex" and report["session"] == "rollout-42" and report["lines"] == [1, 7]
-    session = (mem / "active/sessions/2026-11-21-rollout-42-1.md").read_text()
+    session = (mem / "active/sessions/2026-11-21-fix-the-flaky-test.md").read_text()
     assert "`pytest -x`" in session and "`tests/test_x.py`" in session and "Fix the flaky test." in session
     assert (mem / "active/lessons/the-test-relied-on-dict-order.md").exists()
 
@@ -365,7 +365,7 @@ def test_a_subagents_lines_count_but_its_prompt_and_last_words_are_not_the_sessi
         claude_line("assistant", "The export reads each row twice; I will fix the loop next.", "sub-1"),
     ]))
     assert strata(mem, "capture", str(transcript)).returncode == 0
-    session = (mem / "active/sessions/2026-11-20-sub-1-1.md").read_text()
+    session = (mem / "active/sessions/2026-11-20-find-out-why-the-nightly-export.md").read_text()
     asked = session.split("## Asked\n", 1)[1].split("\n\n", 1)[0]
     assert asked == "- Find out why the nightly export is slow."
     assert "`src/export.py`" in session
@@ -412,11 +412,12 @@ def test_a_compacted_session_resumed_twice_is_captured_once_per_line(mem: Path, 
     second = json.loads(strata(mem, "capture", str(transcript), "--json").stdout)
     assert second["lines"] == [5, 5]
     assert sorted(p.name for p in (mem / "active/sessions").iterdir()) == [
-        "2026-11-20-res-1-1.md", "2026-11-20-res-1-2.md", "2026-11-20-res-1-5.md"]
+        "2026-11-20-decision-the-api-stays-versioned-by.md", "2026-11-20-res-1.md",
+        "2026-11-20-todo-announce-the-v2-paths.md"]
     assert captured(mem) >= {"active/decisions/the-api-stays-versioned-by-path.md",
                              "active/lessons/clients-cache-the-v1-paths-for-a-year.md",
                              "active/tasks/announce-the-v2-paths.md"}
-    assert "This session is being continued" not in (mem / "active/sessions/2026-11-20-res-1-2.md").read_text()
+    assert "This session is being continued" not in (mem / "active/sessions/2026-11-20-res-1.md").read_text()
     log = git(mem, "log", "--format=%s", "--grep=^Strata-Capture-Session: res-1$").stdout.decode().splitlines()
     assert len(log) == 3
 
@@ -452,7 +453,8 @@ def test_a_local_summarizer_replaces_the_rules_and_a_failing_one_falls_back(mem:
     claude_transcript(transcript)
     report = json.loads(strata(mem, "capture", str(transcript), "--json").stdout)
     assert report["summarizer"].startswith("made by ")
-    assert captured(mem) == {"active/lessons/the-excerpt-had-6-lines.md", "active/sessions/2026-11-20-sess-1-1.md"}
+    assert captured(mem) == {"active/lessons/the-excerpt-had-6-lines.md",
+                             "active/sessions/2026-11-20-set-up-the-deploy-script-for.md"}
     git(mem, "config", "strata.captureCommand", f"{os.sys.executable} -c 'import sys; sys.exit(4)'")
     with open(transcript, "a") as f:
         f.write(claude_line("user", "TODO: check the fallback path."))
