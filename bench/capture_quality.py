@@ -87,11 +87,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show", action="store_true", help="the tuning part's misses and false finds")
+    parser.add_argument("--tuning-only", action="store_true", help="measure the tuning part alone (while tuning)")
     args = parser.parse_args()
     split = json.loads((CORPUS / "split.json").read_text())
     rows: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     noisy, digest_count, shown = [], 0, []
-    for part in ("tuning", "held_back"):
+    for part in ("tuning",) if args.tuning_only else ("tuning", "held_back"):
         for name in split[part]:
             path = CORPUS / name
             progress(name)
@@ -108,9 +109,9 @@ def main() -> None:
             if args.show and part == "tuning":
                 at = {line: item for item in labels for line in [item["line"], *item.get("also", [])]}
                 shown += [f"{name}:{line} false {kind}" for kind, line in found if line not in at]
-                said = {line for _, line in found}
+                said = {(kind, line) for kind, line in found}
                 shown += [f"{name}:{item['line']} missed {item['type']}: {item['text']}" for item in labels
-                          if not said & {item["line"], *item.get("also", [])}]
+                          if not any((item["type"], line) in said for line in [item["line"], *item.get("also", [])])]
     perf = largest(split)
     out = {"rows": [{"part": p, "harness": h, "type": t, "right": r, "statements": s, "found": f, "labels": n,
                      "precision": r / s if s else None, "precision_ci": wilson(r, s),

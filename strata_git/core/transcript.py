@@ -15,15 +15,21 @@ Formats (README "Use it with Claude Code / Codex"):
 
 A line that is not JSON, not an object, or of a type not listed is skipped and counted.
 
-The rules, deterministic and offline (what the tests pin down):
+The rules, deterministic and offline (what the tests pin down, measured against the hand-labelled
+corpus of real sessions by bench/capture_quality.py):
 
-- one **session digest**: the first prompts asked, the files touched (tool inputs `file_path`,
-  `path`, `notebook_path`; Codex `apply_patch` headers), the commands run (`Bash` / `shell`), and
-  the outcome (the last thing the assistant said);
-- a **decision**, **rejection**, **lesson** or **task** for each sentence, said by the user or the
-  assistant, that states one explicitly: a line opening with `Decision:`, `Rejected:`,
-  `Lesson:`, `TODO:` (and the few synonyms in RULES), or a sentence with "we decided to",
-  "we will not", "ruled out", "lesson learned", "turns out", "left to do".
+- one **session digest**: the first prompts asked (harness text never counts, see HARNESS), the
+  files touched (tool inputs `file_path`, `path`, `notebook_path`; Codex `apply_patch` headers), the
+  commands run that change something (`Bash`, `shell`, `exec_command`; reads such as `ls` or `sed -n`
+  are left out), and the outcome (the assistant's last words, not a reply to a notification);
+- a **decision**, **rejection**, **lesson** or **task** for each statement in RULES, by who says it:
+  the explicit markers anyone may write (`Decision:`, `TODO:`, "we decided to", "turns out"); how
+  users say what to do and not to ("let's use", "go with", "I want to switch", "don't", "no new");
+  how agents say what they chose, found or left ("I'll use X instead of Y", "root cause", "X is not
+  available, so I'm switching", a "Next steps" list);
+- a **decision** for each answer the user gave to a choice the agent asked for (Claude Code
+  AskUserQuestion results), each plan the user approved (ExitPlanMode), and each short yes (or
+  option number) to what the agent had just offered ("Want me to add X?" then "yes please": "add X").
 """
 
 from __future__ import annotations
@@ -41,19 +47,70 @@ MAX_STATEMENT = 200
 RAW = 4096  # characters of a prompt, command or statement kept: redaction reads them whole, then they are cut
 MAX_STATEMENTS = 2000  # kept from one stretch; a capture ends its stretch well before (capture.PART_STATEMENTS)
 
-_OPENS = r"(?:^|(?<=[.!?])[ \t]+)[ \t]*(?:[-*][ \t]*)?"  # a line's or a sentence's start
-_UNTIL = r"(?P<s>.+?)(?=[.!?](?:\s|$)|$)"  # to the end of the sentence
-RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(p, re.I | re.M)) for kind, p in (
-    ("decision", _OPENS + r"(?:decision|decided)[ \t]*:[ \t]*" + _UNTIL),
-    ("decision", r"\bwe(?:'ve| have)? decided (?:to |that |on )" + _UNTIL),
-    ("rejection", _OPENS + r"(?:rejected|rejection|ruled out)[ \t]*:[ \t]*" + _UNTIL),
-    ("rejection", r"\bwe (?:will not|won't|decided not to) " + _UNTIL),
-    ("rejection", r"\bruled out (?!:)" + _UNTIL),
-    ("lesson", _OPENS + r"(?:lesson|lesson learned|learned|til)[ \t]*:[ \t]*" + _UNTIL),
-    ("lesson", r"\b(?:lesson learned|it turns out|turns out)[:,]? (?:that )?" + _UNTIL),
-    ("task", _OPENS + r"(?:todo|to do|task|next step|follow[- ]up)[ \t]*:[ \t]*" + _UNTIL),
-    ("task", r"\b(?:left to do|still to do)[:,]? " + _UNTIL),
+_OPENS = r"(?:^|(?<=[.!?;])[ \t]+)[ \t]*(?:[-*][ \t]*|\d+[.)][ \t]+)?"  # a line's, a sentence's or an item's start
+_UNTIL = r"(?P<s>[^\n]+?)(?=[.!?](?:\s|$)|$)"  # to the end of the sentence (or of the line)
+_SAY = r"(?:go with|use|switch to|stick with|keep|move to|adopt|choose|pick|opt for|make|build|implement|add)"
+# (kind, who says it: user, assistant or either, pattern); `s` is the statement.
+RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((kind, who, re.compile(p, re.I | re.M))
+                                                            for kind, who, p in (
+    # markers anyone may write
+    ("decision", "any", _OPENS + r"(?:decision|decided)[ \t]*:[ \t]*" + _UNTIL),
+    ("decision", "any", r"\bwe(?:'ve| have)? decided (?:to |that |on )" + _UNTIL),
+    ("rejection", "any", _OPENS + r"(?:rejected|rejection|ruled out)[ \t]*:[ \t]*" + _UNTIL),
+    ("rejection", "any", r"\bwe (?:will not|won't|decided not to) " + _UNTIL),
+    ("rejection", "any", r"\bruled out (?!:)" + _UNTIL),
+    ("lesson", "any", _OPENS + r"(?:lesson|lesson learned|learned|til)[ \t]*:[ \t]*" + _UNTIL),
+    ("lesson", "any", r"\b(?:lesson learned|it turns out|turns out)[:,]? (?:that )?" + _UNTIL),
+    ("task", "any", _OPENS + r"(?:todo|to do|task|next step|follow[- ]up)[ \t]*:[ \t]*" + _UNTIL),
+    ("task", "any", r"\b(?:left to do|still to do)[:,]? " + _UNTIL),
+    # how a user says what to do and what not to
+    ("decision", "user", r"\b(?:let'?s|we(?:'ll| will| should)|i(?:'d| would)? (?:want|like|prefer) (?:to|you to|we)|"
+                         r"please) " + _SAY + r" " + _UNTIL),
+    ("decision", "user", r"\b(?:go|going) with " + _UNTIL),
+    ("decision", "user", r"\bi want (?:my|the|a|an|this|it|them|all|you to) " + _UNTIL),
+    ("decision", "user", r"\bi want to (?:update|change|remove|switch|use|move|keep|have|make|drop|replace|add) "
+                         + _UNTIL),
+    ("decision", "user", r"\bwir (?:nehmen|verwenden|nutzen|bleiben bei) " + _UNTIL),
+    ("rejection", "user", _OPENS + r"(?:please )?(?:don'?t|do not|never|stop|avoid|no need to) " + _UNTIL),
+    ("rejection", "user", _OPENS + r"no (?:new|more|extra|other) " + _UNTIL),
+    ("rejection", "user", r"\b(?:i'?d )?rather not " + _UNTIL),
+    ("rejection", "user", r"\b(?:nicht|keine?n?) (?=[^.!?\n]{0,60}\b(?:verwenden|nutzen|laden|machen|einbauen)\b)"
+                          + _UNTIL),
+    # how an agent says what it chose, found or left to do
+    ("decision", "assistant", r"\bi(?:'ll| will|'m going to) (?:use|go with|switch to|keep) "
+                              r"(?P<s>[^\n.!?]+? instead of [^\n]+?)(?=[.!?](?:\s|$)|$)"),
+    ("decision", "assistant", r"\b(?:i|we) (?:chose|picked|went with|switched to|opted for) " + _UNTIL),
+    ("lesson", "assistant", r"\b(?:the )?root cause(?: was| is|:) " + _UNTIL),
+    ("lesson", "assistant", r"\bthe (?:fix|solution) (?:was|is)(?: to)?:? " + _UNTIL),
+    ("lesson", "assistant", r"(?P<s>\b[^\n.!?]{8,120}\b(?:is not|isn'?t|are not|aren'?t) "
+                            r"(?:supported|available|installed|executable|allowed) [^\n.!?]*?)(?=[.!?](?:\s|$)|$)"),
+    ("lesson", "assistant", r"(?P<s>\b[^\n.!?]{8,120}\b(?:does not|doesn'?t|cannot|can'?t) support [^\n.!?]*?)"
+                            r"(?=[.!?](?:\s|$)|$)"),
+    ("lesson", "assistant", r"\bi (?:see|found) the (?:issue|problem|cause)[.:!]?[ \t]*\n?[ \t]*(?:[-*][ \t]*)?"
+                            + _UNTIL),
+    ("lesson", "assistant", r"(?P<s>\b[^\n.!?]{8,120}\b(?:does not|doesn't|cannot|can't|won't) "
+                            r"(?:accept|take|work with|run|resolve|load) [^\n.!?]*?)(?=[.!?](?:\s|$)|$)"),
+    ("lesson", "assistant", r"(?:^|(?<=[.!?])[ \t]+)(?P<s>[^\n.!?]{12,200}?),? so i(?:'m| am|'ll| will) "
+                            r"(?:switching|rerunning|retrying|falling back|using|doing|running) "),
+    ("task", "assistant", r"\b(?:still need(?:s)? to|remaining:|will need to be done later:?) " + _UNTIL),
 ))
+# A user's short yes to what the agent offered: the offer becomes a decision.
+_YES = re.compile(r"\s*(?:yes|yeah|yep|yup|ja|sure|ok(?:ay)?|please do|go ahead|do it|do that|sounds good|perfect|"
+                  r"perfekt|let'?s do (?:it|that|this)|all of (?:the above|them|it)|(?:option )?\d{1,2}|all|both)\b"
+                  r"[^\n]{0,80}$", re.I)
+_OFFER = re.compile(r"(?:want me to|would you like (?:me )?to|should i|shall i|do you want (?:me )?to|"
+                    r"i can (?:also )?(?:next )?)(?P<s>[^\n?]{4,300})\?", re.I)
+_OPTION = re.compile(r"^[ \t]*(?:[-*][ \t]*)?(?:\*\*)?(\d{1,2})[.)](?:\*\*)?[ \t]+(?P<s>[^\n]{4,300})$", re.M)
+_ANSWER = re.compile(r'"(?P<q>[^"\n]{1,400})"="(?P<a>[^"\n]{1,600})"')
+# A question that asks for a choice (not for a fact such as an address): its answer is a decision.
+_CHOICE = re.compile(r"\b(?:which|how should|should|shall|prefer|want|approach|option|choose|wie soll|welche[snmr]?|"
+                     r"sollen|soll ich)\b", re.I)
+# A list of what is left to do: a heading such as "Next steps" and the items under it.
+_NEXT = re.compile(r"^[ \t]*(?:#+[ \t]*|\*\*)?(?:next steps?|next|follow[- ]ups?|todo|to do|remaining(?: work)?|"
+                   r"open items|nächste schritte)\b[^\n]{0,40}\n"
+                   r"(?P<items>(?:[ \t]*(?:[-*]|\d{1,2}[.)])[ \t]+[^\n]+\n?)+)", re.I | re.M)
+_ITEM = re.compile(r"^[ \t]*(?:[-*]|\d{1,2}[.)])[ \t]+(?P<s>[^\n]+)$", re.M)
+_TEMPLATE = re.compile(r"\[[a-z][a-z ]{2,40}\]|\{[a-z_][a-z_ ]{1,40}\}|\$ARGUMENTS")  # a prompt template's blanks
 
 
 class Turn(NamedTuple):
@@ -193,11 +250,14 @@ class Notes:
         self.statements: dict[tuple[str, str], int] = {}  # (kind, text) -> the line first said on
         self.turns = 0
         self._aside = False  # the last user turn was the harness's: replies to it are not the outcome
+        self._offer = ""  # the agent's last words: what a user's short yes accepts
+        self._plan = ""  # the last plan the agent put up for approval
 
     def add(self, t: Turn) -> None:
         self.turns += 1
+        harness = t.role == "user" and harness_text(t.text)
         if t.role == "user" and not t.side and t.text.strip():
-            self._aside = harness_text(t.text)
+            self._aside = harness
             ask = collapsed(t.text)
             if not self._aside and len(self.asked) < MAX_PROMPTS and not any(_same(ask, a) for a in self.asked):
                 self.asked.append(ask)
@@ -205,12 +265,55 @@ class Notes:
             self.outcome = collapsed(t.text)
         for name, args in t.tools:
             _tool(name, args, self.files, self.commands)
-        if t.role == "assistant" or (t.role == "user" and not harness_text(t.text)):
-            for kind, pattern in RULES:
-                for m in pattern.finditer(t.text):
-                    said = collapsed(m.group("s")).rstrip(" .;:")
-                    if len(said) >= 8 and len(self.statements) < MAX_STATEMENTS:
-                        self.statements.setdefault((kind, said), t.line)
+            if name == "ExitPlanMode" and isinstance(args.get("plan"), str):
+                self._plan = args["plan"]
+        if t.role == "tool":
+            self._answered(t)
+        if t.role == "user" and not harness and not t.side:
+            self._accepted(t)
+        if t.role == "assistant" or (t.role == "user" and not harness):
+            text = t.text.replace("\u2019", "'")  # a typographic apostrophe, as agents write "isn’t"
+            for kind, who, pattern in RULES:
+                if who in ("any", t.role):
+                    for m in pattern.finditer(text):
+                        self._say(kind, m.group("s"), t.line)
+        if t.role == "assistant" and t.text.strip():
+            for m in _NEXT.finditer(t.text):
+                for item in _ITEM.finditer(m["items"]):
+                    self._say("task", item["s"], t.line)
+            self._offer = t.text
+
+    def _say(self, kind: str, text: str, line: int) -> None:
+        said = collapsed(text).strip(" .;:*`")
+        if len(said) >= 8 and len(self.statements) < MAX_STATEMENTS and not _TEMPLATE.search(said):
+            self.statements.setdefault((kind, said), line)
+
+    def _answered(self, t: Turn) -> None:
+        """A user's answers to the agent's questions (Claude Code AskUserQuestion) and a plan they
+        approved (ExitPlanMode) come back as tool results: each is a decision."""
+        text = t.text.lstrip()
+        if text.startswith("User has answered your question"):
+            for m in _ANSWER.finditer(text):
+                if _CHOICE.search(m["q"]):
+                    self._say("decision", f"{m['q'].rstrip('?')}: {m['a']}", t.line)
+        elif text.startswith("User has approved your plan") and self._plan:
+            head = next((line.strip("# *") for line in self._plan.splitlines() if line.strip("# *")), "")
+            self._say("decision", f"approved plan: {head}", t.line)
+
+    def _accepted(self, t: Turn) -> None:
+        """A short yes (or an option's number) to what the agent just offered: what it offered."""
+        if not self._offer or len(t.text) > 120 or not _YES.match(t.text):
+            return
+        picked = re.match(r"\s*(?:option )?(\d{1,2})\b", t.text, re.I)
+        options = {m[1]: m["s"] for m in _OPTION.finditer(self._offer[-4000:])}
+        if picked and picked[1] in options:
+            self._say("decision", options[picked[1]], t.line)
+            return
+        offers = [m["s"] for m in _OFFER.finditer(self._offer[-4000:])]
+        if offers:
+            self._say("decision", offers[-1], t.line)
+        elif options and "?" in self._offer[-300:] and re.match(r"\s*(?:yes|ja|all|both|sure|ok)", t.text, re.I):
+            self._say("decision", "; ".join(options.values()), t.line)
 
     def digest(self) -> Digest:
         return Digest(self.asked, [safe(f) for f in list(self.files)[:MAX_ITEMS]], list(self.commands)[:MAX_ITEMS],
