@@ -113,6 +113,7 @@ def main() -> None:
                 shown += [f"{name}:{item['line']} missed {item['type']}: {item['text']}" for item in labels
                           if not any((item["type"], line) in said for line in [item["line"], *item.get("also", [])])]
     perf = largest(split)
+    perf |= plumbing(split, args.tuning_only)
     out = {"rows": [{"part": p, "harness": h, "type": t, "right": r, "statements": s, "found": f, "labels": n,
                      "precision": r / s if s else None, "precision_ci": wilson(r, s),
                      "recall": f / n if n else None, "recall_ci": wilson(f, n)}
@@ -128,9 +129,65 @@ def main() -> None:
         print(f"{r['part']:<10} {r['harness']:<7} {r['type']:<19} {p:>24} {c:>24}")
     print(f"digests: {digest_count}, harness text in them: {len(noisy)}"
           + "".join(f"\n  {n}: {m}" for n, m in noisy[:20]))
+    print(f"note-taker plumbing (a fake model that answers with the labels, through capture's prompt, "
+          f"parse and checks): decisions+rejections precision {perf['plumbing_precision']:.2f}, "
+          f"recall {perf['plumbing_recall']:.2f}; sent per main session: median {perf['tokens_median']:,} "
+          f"tokens, largest {perf['tokens_max']:,}, all {perf['sessions']} sessions {perf['tokens_total']:,} "
+          f"(about ${perf['tokens_total'] * PRICE / 1e6:.2f} at ${PRICE:g} per million input tokens)")
     print(f"largest transcript ({perf['largest']}, {perf['largest_bytes']:,} bytes): capture "
           f"{perf['capture_seconds']:.2f} s, peak {perf['capture_peak_mib']:.0f} MiB resident")
     print("\n".join(shown))
+
+
+PRICE = 1.0  # US$ per million input tokens of a small model (Claude Haiku 4.5's list price, 2026-11): an estimate
+FAKE = """import json, os, sys
+sys.stdin.read()
+items = json.load(open(os.environ["FAKE_LABELS"]))["items"]
+print(json.dumps({"items": [{"type": i["type"], "text": i["text"], "line": i["line"]} for i in items]}))
+"""
+
+
+def plumbing(split: dict, tuning_only: bool) -> dict:
+    """Capture's note-taker path with a fake model that answers with the hand labels: what the
+    prompt, the parse and the checks keep of a perfect answer; and the tokens sent per session."""
+    import os
+    import statistics
+
+    from strata_git.core import notetaker
+    from strata_git.core.context import tokens
+    from strata_git.gitio.git import discover
+
+    names = split["tuning"] + ([] if tuning_only else split["held_back"])
+    totals, sent = [0, 0, 0, 0], []
+    with tempfile.TemporaryDirectory() as tmp:
+        env = hermetic_env(Path(tmp))
+        mem = Path(tmp) / "memory"
+        subprocess.run(["git-strata", "init", str(mem)], env=env, check=True, capture_output=True)
+        (Path(tmp) / "fake.py").write_text(FAKE)
+        repo = discover(str(mem))
+        repo.git("config", "strata.captureSummarizer", "command")
+        repo.git("config", "strata.captureCommand", f"{sys.executable} {Path(tmp) / 'fake.py'}")
+        for name in names:
+            labels = CORPUS / "labels" / (name.replace("/", "__")[: -len(".jsonl")] + ".json")
+            os.environ["FAKE_LABELS"] = str(labels)
+            sid = stretch.session_of(str(CORPUS / name), None, capture._session_id)
+            mark, more, found, chars = captures.NONE, True, [], 0
+            while more:
+                s = stretch.read(str(CORPUS / name), "auto", sid, mark)
+                if not s.first:
+                    break
+                noted, _ = capture._noted(repo, str(CORPUS / name), s)
+                found += [(st.kind, st.line) for st in noted or []]
+                chars += tokens(notetaker.render(s.notes.said))
+                mark, more = s.end, s.more
+            got = score(found, json.loads(labels.read_text())["items"], ("decision", "rejection"))
+            totals = [a + b for a, b in zip(totals, got, strict=True)]
+            if "agent-" not in name:
+                sent.append(chars)
+    right, stated, hit, labelled = totals
+    return {"plumbing_precision": right / stated if stated else 0.0,
+            "plumbing_recall": hit / labelled if labelled else 0.0, "tokens_median": int(statistics.median(sent)),
+            "tokens_max": max(sent), "tokens_total": sum(sent), "sessions": len(sent)}
 
 
 def _share(value: float | None, ci: tuple[float, float], k: int, n: int) -> str:

@@ -170,6 +170,10 @@ TABLE: tuple[Command, ...] = (
         arg("--memory", metavar="PATH", help="the memory repository the hooks use (default: the one here)"),
         arg("--project", metavar="DIR", help="the project folder for --scope project (default: here)"),
         arg("--dry-run", action="store_true", help="print the diff of each file; change nothing"),
+        arg("--summarizer", choices=("claude", "codex", "command", "rules"),
+            help="who takes capture's notes in the memory repository: the claude or codex CLI (a small model), "
+                 "the command in `git config strata.captureCommand`, or the rules alone (sets "
+                 "`git config strata.captureSummarizer`)"),
     )),
     Command("hook", "run a hook's work (called by the installed shims; `hook agent EVENT` by agent harnesses)",
             "strata_git.app.handlers.cmd_hook", (

@@ -331,17 +331,42 @@ def cmd_agent(args: argparse.Namespace) -> int:
     from strata_git.app.vault import Vault
 
     home, project = os.path.expanduser("~"), os.path.abspath(args.project or ".")
+    noted = ""
     if args.action == "install":
-        memory = Vault.open(args.memory or ".").repo.root
+        vault = Vault.open(args.memory or ".")
+        memory = vault.repo.root
+        noted = capture_noter(vault, args.summarizer) if args.summarizer else ""
         changes = install.install(args.harness, args.scope, memory, project, home, args.dry_run)
+        if args.summarizer and not args.dry_run:
+            vault.set_notetaker(args.summarizer)
     else:  # uninstall needs no memory repository: it removes whatever entries git-strata added
         memory = args.memory or ""
         changes = install.uninstall(args.harness, args.scope, project, home, args.dry_run)
     diff = install.diff(changes) if args.dry_run else ""
     _emit(args, {"action": args.action, "harness": args.harness, "scope": args.scope, "memory": memory,
-                 "dry_run": args.dry_run, "files": [c.path for c in changes], "diff": diff},
-          render.agent_files(changes, args.action, args.harness, args.scope, diff, args.dry_run))
+                 "dry_run": args.dry_run, "files": [c.path for c in changes], "diff": diff,
+                 "summarizer": args.summarizer if args.action == "install" else None},
+          render.agent_files(changes, args.action, args.harness, args.scope, diff, args.dry_run)
+          + (f"\nnote-taker: {noted}" if noted else ""))
     return 0
+
+
+def capture_noter(vault: Vault, kind: str) -> str:
+    """What `--summarizer KIND` will mean, refused when it cannot work here (one line)."""
+    import shutil
+
+    from strata_git.errors import Refused
+
+    if kind in ("claude", "codex") and not shutil.which(kind):
+        raise Refused(f"the {kind} CLI is not on PATH, so it cannot take capture's notes; nothing was changed",
+                      f"install {kind}, or choose --summarizer rules")
+    if kind == "command" and not vault.repo.git("config", "--get", "strata.captureCommand", check=False).strip():
+        raise Refused("--summarizer command needs a command; nothing was changed",
+                      'set it first: git config strata.captureCommand "/path/to/notetaker --flags"')
+    return {"claude": "`claude -p` with a small model (haiku) reads each captured stretch",
+            "codex": "`codex exec` reads each captured stretch",
+            "command": "the command in strata.captureCommand reads each captured stretch with the note-taker prompt",
+            "rules": "the rules alone"}[kind]
 
 
 def cmd_hook(args: argparse.Namespace) -> int:

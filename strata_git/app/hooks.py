@@ -65,6 +65,9 @@ def git_hook(hook: str, as_json: bool = False) -> int:
 def agent(args: list[str]) -> int:
     """`git strata hook agent EVENT [--harness H] [--memory PATH]`: the harness's JSON on stdin, the
     answer on stdout, exit 0 always (see agents.py: every hook fails open, bad arguments too)."""
+    if os.environ.get("STRATA_NOTETAKER"):  # the note-taker's own session (capture.NOTETAKER_ENV): not remembered
+        print("{}")
+        return 0
     from strata_git.app import agents
 
     event = args[0] if args else ""

@@ -221,6 +221,14 @@ class Vault:
 
         return scan.scan(self.repo, allowlist.load(self.repo), progress=progress)
 
+    def set_notetaker(self, kind: str) -> None:
+        """Who takes capture's notes in this clone: claude, codex, command or rules (git config
+        strata.captureSummarizer; rules unsets it)."""
+        if kind == "rules":
+            self.repo.git("config", "--unset-all", "strata.captureSummarizer", check=False)
+        else:
+            self.repo.git("config", "strata.captureSummarizer", kind)
+
     def allow_secret(self, fingerprints: builtins.list[str]) -> builtins.list[str]:
         """Add fingerprints of secret false positives to this clone's allowlist; those new to it."""
         from strata_git.store import allowlist

@@ -46,6 +46,8 @@ MAX_ITEMS = 50  # files, commands, statements of each kind kept per capture
 MAX_STATEMENT = 200
 RAW = 4096  # characters of a prompt, command or statement kept: redaction reads them whole, then they are cut
 MAX_STATEMENTS = 2000  # kept from one stretch; a capture ends its stretch well before (capture.PART_STATEMENTS)
+SAID_CHARS = 420_000  # what was said, kept for a model note-taker (notetaker.MAX_INPUT is sent)
+SAID_TURN = 8000  # characters of one turn kept for it
 
 _OPENS = r"(?:^|(?<=[.!?;])[ \t]+)[ \t]*(?:[-*][ \t]*|\d+[.)][ \t]+)?"  # a line's, a sentence's or an item's start
 _UNTIL = r"(?P<s>[^\n]+?)(?=[.!?](?:\s|$)|$)"  # to the end of the sentence (or of the line)
@@ -250,6 +252,8 @@ class Notes:
         self.statements: dict[tuple[str, str], int] = {}  # (kind, text) -> the line first said on
         self.turns = 0
         self._aside = False  # the last user turn was the harness's: replies to it are not the outcome
+        self.said: list[tuple[int, str, str]] = []  # (line, who, text) for a model note-taker, SAID_CHARS at most
+        self._said_chars = 0
         self._offer = ""  # the agent's last words: what a user's short yes accepts
         self._plan = ""  # the last plan the agent put up for approval
 
@@ -269,6 +273,8 @@ class Notes:
                 self._plan = args["plan"]
         if t.role == "tool":
             self._answered(t)
+        if (t.role == "assistant" or (t.role == "user" and not harness)) and t.text.strip():
+            self._keep(t.line, ("subagent" if t.side else t.role), t.text)
         if t.role == "user" and not harness and not t.side:
             self._accepted(t)
         if t.role == "assistant" or (t.role == "user" and not harness):
@@ -288,10 +294,17 @@ class Notes:
         if len(said) >= 8 and len(self.statements) < MAX_STATEMENTS and not _TEMPLATE.search(said):
             self.statements.setdefault((kind, said), line)
 
+    def _keep(self, line: int, who: str, text: str) -> None:
+        if self._said_chars < SAID_CHARS:
+            self.said.append((line, who, text[:SAID_TURN]))
+            self._said_chars += min(len(text), SAID_TURN)
+
     def _answered(self, t: Turn) -> None:
         """A user's answers to the agent's questions (Claude Code AskUserQuestion) and a plan they
         approved (ExitPlanMode) come back as tool results: each is a decision."""
         text = t.text.lstrip()
+        if text.startswith(("User has answered your question", "User has approved your plan")):
+            self._keep(t.line, "user (answer)", text + (f"\nThe plan: {self._plan}" if "approved" in text[:30] else ""))
         if text.startswith("User has answered your question"):
             for m in _ANSWER.finditer(text):
                 if _CHOICE.search(m["q"]):

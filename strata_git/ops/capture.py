@@ -35,6 +35,8 @@ import itertools
 import json
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -213,13 +215,15 @@ def _part(repo: Repo, cfg: Config, path: str, fmt: str, sid: str, run: _Run,
         planned = _commit(repo, cfg, path, s, run, committed) if s.first else None
         return planned or _nothing(s), s.more, s.end
     if s.first:
+        noted = _noted(repo, path, s)  # a model note-taker may take a minute: never under the lock
         with txn.locked(repo):
             now = _resume(repo, sid)
             if now[:2] != (committed, mark):  # another capture committed meanwhile: read on from its mark
                 committed, mark, ignored = now
                 s = stretch.read(path, fmt, sid, mark)
+                noted = (None, "another capture moved on meanwhile: the rules were used") if noted[1] else noted
             if s.first:
-                done = _commit(repo, cfg, path, s, run, committed, ignored)
+                done = _commit(repo, cfg, path, s, run, committed, ignored, noted)
                 if done is not None:
                     return done, s.more, s.end
     captures.save(repo, captures.State(sid, _redacted(os.path.basename(path)), committed.line, s.end, "", "",
@@ -232,7 +236,8 @@ def _nothing(s: stretch.Stretch) -> Report:
 
 
 def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, run: _Run, committed: Mark,
-            ignored: tuple[str, ...] = ()) -> Report | None:
+            ignored: tuple[str, ...] = (), noted: tuple[list[transcript.Statement] | None, str] = (None, "")
+            ) -> Report | None:
     """Write and commit the stretch's memories (under the repository lock); None when there is
     nothing to write (a subagent's stretch without statements: no digest is written for it). A
     dry run stops before writing, its report naming what would be written."""
@@ -240,7 +245,7 @@ def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, run: _Run, c
         txn.clear_killed(repo, contract.CAPTURE_COMMITTING)  # a capture killed inside `git commit`
     sid, harness, first, last = s.session, s.fmt, s.first, s.last
     d = s.notes.digest()
-    said, summarizer = _summarized(repo, path, s.span) if not run.dry_run else (None, "")
+    said, summarizer = noted if not run.dry_run else (None, "a dry run does not call a note-taker")
     if said is not None:
         d = d._replace(statements=said)
     drafts, redacted = _drafts(d, sid, harness, (first, last), s.stamp)
@@ -350,6 +355,60 @@ def _mark(text: str) -> Mark:
                                                              for h in (head, tail)):
         return Mark(lines[1], offset, head, tail)
     return Mark(lines[1])  # an older capture's record: no byte offset, lines are counted
+
+
+NOTETAKERS = ("claude", "codex", "command")
+# The harnesses' own non-interactive CLIs, told to answer once with text (the prompt on stdin).
+_CLI = {"claude": ["claude", "-p", "--output-format", "text"],
+        "codex": ["codex", "exec", "--skip-git-repo-check", "--sandbox", "read-only", "--color", "never"]}
+_MODEL = {"claude": ("--model", "haiku"), "codex": ("-m", "")}
+NOTETAKER_TIMEOUT = 120  # seconds for a model note-taker (git config strata.captureTimeout)
+NOTETAKER_ENV = "STRATA_NOTETAKER"  # set for a note-taker: the agent hooks of its own session do nothing
+
+
+def _noted(repo: Repo, path: str, s: stretch.Stretch) -> tuple[list[transcript.Statement] | None, str]:
+    """(the statements this clone's note-taker found in the stretch, what happened); (None, why)
+    when none is set or it fails: the rules stand. `git config strata.captureSummarizer` names a
+    model note-taker (claude, codex, or command: `strata.captureCommand` fed the same prompt); with
+    only `strata.captureCommand` set, that command is fed the raw stretch of transcript instead."""
+    from strata_git.core import notetaker
+    from strata_git.store import summary
+
+    kind = repo.git("config", "--get", "strata.captureSummarizer", check=False).decode().strip()
+    if not kind:
+        return _summarized(repo, path, s.span)
+    if kind not in NOTETAKERS:
+        return None, (f"strata.captureSummarizer is {kind[:40]!r}, not one of {', '.join(NOTETAKERS)}: "
+                      "the rules were used")
+    if kind == "command":
+        argv, why = summary.command(repo, "strata.captureCommand", "note-taker")
+    else:
+        found = shutil.which(kind)
+        argv, why = ([found, *_CLI[kind][1:]], "") if found else ([], f"the {kind} CLI is not on PATH")
+        model = repo.git("config", "--get", "strata.captureModel", check=False).decode().strip() or _MODEL[kind][1]
+        argv += [_MODEL[kind][0], model] if argv and model else []
+        argv += ["-"] if argv and kind == "codex" else []
+    if not argv:
+        return None, why + "; the rules were used"
+    text = _redacted(notetaker.render(s.notes.said))  # no secret leaves this machine
+    timeout = _seconds(repo.git("config", "--get", "strata.captureTimeout", check=False).decode().strip())
+    with tempfile.TemporaryDirectory() as scratch:  # no project's settings or instructions apply there
+        out, why = summary.run_command(argv, text.encode(), timeout, scratch, "note-taker", cap=False,
+                                       env={NOTETAKER_ENV: "1"})
+    if out is None:
+        return None, why + "; the rules were used instead"
+    found_ = notetaker.parse(out, s.first, s.last)
+    if isinstance(found_, str):
+        return None, f"the note-taker's answer was refused ({found_}); the rules were used instead"
+    return found_, f"noted by {kind} (prompt v{notetaker.PROMPT_VERSION}, {len(text):,} characters sent)"
+
+
+def _seconds(value: str) -> float:
+    try:
+        found = float(value)
+    except ValueError:
+        return NOTETAKER_TIMEOUT
+    return found if 1 <= found <= 3600 else NOTETAKER_TIMEOUT
 
 
 def _summarized(repo: Repo, path: str, span: tuple[int, int]) -> tuple[list[transcript.Statement] | None, str]:

@@ -132,10 +132,12 @@ def command(repo: Repo, key: str = "strata.summaryCommand", what: str = "summary
 
 
 def run_command(argv: list[str], raw: bytes, timeout: float, cwd: str, what: str = "summary",
-                cap: bool = True) -> tuple[str | None, str]:
-    """(its output, or None, and what happened) of a local command fed `raw` on stdin."""
+                cap: bool = True, env: dict[str, str] | None = None) -> tuple[str | None, str]:
+    """(its output, or None, and what happened) of a local command fed `raw` on stdin (`env`:
+    variables added to this process's environment)."""
     try:
-        proc = subprocess.run(argv, input=raw, capture_output=True, timeout=timeout, cwd=cwd, check=False)
+        proc = subprocess.run(argv, input=raw, capture_output=True, timeout=timeout, cwd=cwd, check=False,
+                              env={**os.environ, **env} if env else None)
     except subprocess.TimeoutExpired:
         return None, f"the {what} command timed out after {timeout:.3g} s"
     except OSError as e:
