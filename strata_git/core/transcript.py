@@ -101,7 +101,9 @@ _YES = re.compile(r"\s*(?:yes|yeah|yep|yup|ja|sure|ok(?:ay)?|please do|go ahead|
                   r"perfekt|let'?s do (?:it|that|this)|all of (?:the above|them|it)|(?:option )?\d{1,2}|all|both)\b"
                   r"[^\n]{0,80}$", re.I)
 _OFFER = re.compile(r"(?:want me to|would you like (?:me )?to|should i|shall i|do you want (?:me )?to|"
-                    r"i can (?:also )?(?:next )?)(?P<s>[^\n?]{4,300})\?", re.I)
+                    r"i can (?:also )?(?:next )?)(?P<s>[^\n?]{4,300})\?"
+                    r"|\bif you(?:'d like| want| like)?,? i (?:can|could) (?:also |next )?(?P<t>[^\n?.]{4,300})", re.I)
+_ASKED = re.compile(r"(?:^|(?<=[.!:]\s))(?P<s>[^\n?.!]{8,300})\?")  # the agent's last question
 _OPTION = re.compile(r"^[ \t]*(?:[-*][ \t]*)?(?:\*\*)?(\d{1,2})[.)](?:\*\*)?[ \t]+(?P<s>[^\n]{4,300})$", re.M)
 _ANSWER = re.compile(r'"(?P<q>[^"\n]{1,400})"="(?P<a>[^"\n]{1,600})"')
 # A question that asks for a choice (not for a fact such as an address): its answer is a decision.
@@ -322,9 +324,12 @@ class Notes:
         if picked and picked[1] in options:
             self._say("decision", options[picked[1]], t.line)
             return
-        offers = [m["s"] for m in _OFFER.finditer(self._offer[-4000:])]
+        offers = [m["s"] or m["t"] for m in _OFFER.finditer(self._offer[-4000:])]
+        asked = [m["s"] for m in _ASKED.finditer(self._offer[-600:])]
         if offers:
             self._say("decision", offers[-1], t.line)
+        elif asked and not options:  # yes to whatever the agent last asked
+            self._say("decision", asked[-1], t.line)
         elif options and "?" in self._offer[-300:] and re.match(r"\s*(?:yes|ja|all|both|sure|ok)", t.text, re.I):
             self._say("decision", "; ".join(options.values()), t.line)
 

@@ -358,8 +358,10 @@ def _mark(text: str) -> Mark:
 
 
 NOTETAKERS = ("claude", "codex", "command")
-# The harnesses' own non-interactive CLIs, told to answer once with text (the prompt on stdin).
-_CLI = {"claude": ["claude", "-p", "--output-format", "text"],
+# The harnesses' own non-interactive CLIs, told to answer once with text: both append what comes
+# on stdin (the note-taker's prompt and the session) to the instruction given as an argument.
+INSTRUCTION = "Follow the note-taker instructions at the start of the input, and answer with JSON only."
+_CLI = {"claude": ["claude", "-p", INSTRUCTION, "--output-format", "text", "--max-turns", "1"],
         "codex": ["codex", "exec", "--skip-git-repo-check", "--sandbox", "read-only", "--color", "never"]}
 _MODEL = {"claude": ("--model", "haiku"), "codex": ("-m", "")}
 NOTETAKER_TIMEOUT = 120  # seconds for a model note-taker (git config strata.captureTimeout)
@@ -387,7 +389,7 @@ def _noted(repo: Repo, path: str, s: stretch.Stretch) -> tuple[list[transcript.S
         argv, why = ([found, *_CLI[kind][1:]], "") if found else ([], f"the {kind} CLI is not on PATH")
         model = repo.git("config", "--get", "strata.captureModel", check=False).decode().strip() or _MODEL[kind][1]
         argv += [_MODEL[kind][0], model] if argv and model else []
-        argv += ["-"] if argv and kind == "codex" else []
+        argv += [INSTRUCTION] if argv and kind == "codex" else []
     if not argv:
         return None, why + "; the rules were used"
     text = _redacted(notetaker.render(s.notes.said))  # no secret leaves this machine

@@ -15,6 +15,7 @@ import pytest
 from conftest import git, strata
 from helpers.harness import claude_line, run_hook
 from strata_git.core import notetaker
+from strata_git.ops import capture
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 FAKE = """#!{python}
@@ -74,7 +75,7 @@ def test_install_names_the_notetaker_and_capture_asks_it_without_secrets(mem: Pa
     report = json.loads(strata(mem, "capture", str(transcript(tmp_path)), "--json", env=env).stdout)
     assert report["summarizer"].startswith("noted by claude (prompt v1")
     argv = json.loads((log / "argv.json").read_text())
-    assert argv[:1] == ["-p"] and argv[-2:] == ["--model", "haiku"]
+    assert argv[:2] == ["-p", capture.INSTRUCTION] and argv[-2:] == ["--model", "haiku"] and "--max-turns" in argv
     sent = (log / "stdin.txt").read_text()
     assert sent.startswith(notetaker.PROMPT) and "L1 user: Set up the deploy" in sent and SECRET not in sent
     assert "L3 user: yes please" in sent
@@ -97,7 +98,7 @@ def test_a_bad_answer_or_a_timeout_falls_back_to_the_rules(mem: Path, tmp_path: 
     assert why in report["summarizer"] and "rules were used" in report["summarizer"]
     assert "decisions/keep-the-event-store-in-postgres-16" in report["memories"]  # the rules found the yes
     argv = json.loads((log / "argv.json").read_text())
-    assert argv[:1] == ["exec"] and argv[-3:] == ["-m", "gpt-5-mini", "-"]
+    assert argv[:1] == ["exec"] and argv[-3:] == ["-m", "gpt-5-mini", capture.INSTRUCTION]
 
 
 def test_a_notetaker_that_is_not_there_is_refused_at_install_and_named_at_capture(mem: Path, tmp_path: Path):
