@@ -63,15 +63,15 @@ RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((kind, who, re.compi
     ("rejection", "any", r"\bruled out (?!:)" + _UNTIL),
     ("lesson", "any", _OPENS + r"(?:lesson|lesson learned|learned|til)[ \t]*:[ \t]*" + _UNTIL),
     ("lesson", "any", r"\b(?:lesson learned|it turns out|turns out)[:,]? (?:that )?" + _UNTIL),
-    ("task", "any", _OPENS + r"(?:todo|to do|task|next step|follow[- ]up)[ \t]*:[ \t]*" + _UNTIL),
+    ("task", "any", _OPENS + r"(?:todo|to do|task|next step|next|follow[- ]up)[ \t]*:[ \t]*" + _UNTIL),
     ("task", "any", r"\b(?:left to do|still to do)[:,]? " + _UNTIL),
     # how a user says what to do and what not to
     ("decision", "user", r"\b(?:let'?s|we(?:'ll| will| should)|i(?:'d| would)? (?:want|like|prefer) (?:to|you to|we)|"
-                         r"please) " + _SAY + r" " + _UNTIL),
+                         r"please) (?P<s>" + _SAY + r" [^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("decision", "user", r"\b(?:go|going) with " + _UNTIL),
     ("decision", "user", r"\bi want (?:my|the|a|an|this|it|them|all|you to) " + _UNTIL),
-    ("decision", "user", r"\bi want to (?:update|change|remove|switch|use|move|keep|have|make|drop|replace|add) "
-                         + _UNTIL),
+    ("decision", "user", r"\bi want to (?P<s>(?:update|change|remove|switch|use|move|keep|have|make|drop|replace|add) "
+                         r"[^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("decision", "user", r"\bwir (?:nehmen|verwenden|nutzen|bleiben bei) " + _UNTIL),
     ("rejection", "user", _OPENS + r"(?:please )?(?:don'?t|do not|never|stop|avoid|no need to) " + _UNTIL),
     ("rejection", "user", _OPENS + r"no (?:new|more|extra|other) " + _UNTIL),

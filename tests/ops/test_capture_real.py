@@ -154,3 +154,34 @@ def test_a_statement_met_in_two_sessions_is_one_memory_with_both_sources(mem: Pa
     assert text.count("Captured from claude-code session first-1") == 1
     assert text.count("Captured from claude-code session second-2") == 1
     assert git(mem, "status", "--porcelain").stdout == b""
+
+
+def test_a_codex_prompt_kept_only_as_an_event_is_the_ask(mem: Path, tmp_path: Path):
+    t = tmp_path / "rollout-e.jsonl"
+    lines = [{"type": "session_meta", "timestamp": "2025-10-01T08:00:00Z", "payload": {"id": "ev-1"}},
+             {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+                 {"type": "input_text", "text": "# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>be brief"}]}},
+             {"type": "event_msg", "payload": {"type": "user_message", "message": "Rename the export job. Next: "
+                                                                                  "update the cron docs."}},
+             {"type": "response_item", "payload": {"type": "function_call", "name": "exec_command",
+                                                   "arguments": json.dumps({"cmd": "git mv a.py export.py"})}}]
+    t.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    report = json.loads(strata(mem, "capture", str(t), "--json").stdout)
+    assert sorted(report["memories"]) == ["sessions/2025-10-01-rename-the-export-job-next-update",
+                                          "tasks/update-the-cron-docs"]
+    text = (mem / "active/sessions/2025-10-01-rename-the-export-job-next-update.md").read_text()
+    assert "AGENTS.md" not in text and "- Rename the export job." in text and "`git mv a.py export.py`" in text
+
+
+def test_capture_finds_what_real_sessions_decided(mem: Path):
+    """On real sessions of the corpus's tuning part: the user's choice in their own words, their
+    constraints, an answer to the agent's question, an approved plan."""
+    found = {}
+    for name in ("codex/moonmind.jsonl", "codex/behaviour-lab.jsonl", "claude/pai-loop.jsonl"):
+        report = json.loads(strata(mem, "capture", str(CORPUS / name), "--json").stdout)
+        found[name] = report["memories"]
+    assert any(m.startswith("decisions/update-my-spec-to-remove-this-queue-separation")
+               for m in found["codex/moonmind.jsonl"])
+    assert any(m.startswith("rejections/add-new-dependencies") for m in found["codex/behaviour-lab.jsonl"])
+    assert any(m.startswith("decisions/approved-plan") for m in found["claude/pai-loop.jsonl"])
+    assert any(m.startswith("decisions/der-plan-hat-5-phasen") for m in found["claude/pai-loop.jsonl"])
