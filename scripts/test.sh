@@ -7,7 +7,10 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$here/scripts/setup.sh" test
 cd "$here"
-lint-imports --no-cache
+if ! layers="$(lint-imports --no-cache 2>&1)"; then  # its report only when a contract is broken
+    echo "$layers" >&2
+    exit 1
+fi
 ruff check strata_git tests bench scripts
 mypy  # the package, at the strictness pyproject.toml names ([tool.mypy])
 exec python -m pytest -n auto "$@"

@@ -175,6 +175,14 @@ TABLE: tuple[Command, ...] = (
                  "the command in `git config strata.captureCommand`, or the rules alone (sets "
                  "`git config strata.captureSummarizer`)"),
     )),
+    Command("help", "show a command's page (or the list of commands), the same text as its man page",
+            _h("cmd_help"), (
+        arg("topic", metavar="COMMAND", nargs="?", help="the command (default: the overview)"),
+    )),
+    Command("completion", "print a shell completion script: `eval \"$(git strata completion bash)\"`",
+            _h("cmd_completion"), (
+        arg("shell", choices=("bash", "zsh")),
+    )),
     Command("hook", "run a hook's work (called by the installed shims; `hook agent EVENT` by agent harnesses)",
             "strata_git.app.handlers.cmd_hook", (
         arg("hook_name", metavar="HOOK", help="pre-commit, post-commit, post-checkout, post-merge, post-rewrite"),

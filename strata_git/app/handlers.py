@@ -374,3 +374,19 @@ def cmd_hook(args: argparse.Namespace) -> int:
     from strata_git.app import hooks
 
     return hooks.git_hook(args.hook_name, args.json)
+
+
+def cmd_help(args: argparse.Namespace) -> int:
+    from strata_git.app import manpage
+
+    page = manpage.text(args.topic)
+    _emit(args, {"command": args.topic, "page": page}, page.rstrip("\n"))
+    return 0
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    from strata_git.app import manpage
+
+    script = manpage.completion(args.shell)
+    _emit(args, {"shell": args.shell, "script": script}, script.rstrip("\n"))
+    return 0

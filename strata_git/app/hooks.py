@@ -62,9 +62,23 @@ def git_hook(hook: str, as_json: bool = False) -> int:
     return 0
 
 
+AGENT_USAGE = """usage: git strata hook agent EVENT [--harness claude-code|codex] [--memory PATH]
+
+Answer an agent harness's hook: its JSON on stdin, the answer on stdout, exit 0 always (every
+hook fails open). `git strata agent install` writes these entries; you do not run this by hand.
+
+EVENT        SessionStart (the boot context), UserPromptSubmit (hints), PreCompact, Stop,
+             SessionEnd (capture in the background)
+--harness    claude-code (default) or codex
+--memory     the memory repository (default: the one the harness runs in)"""
+
+
 def agent(args: list[str]) -> int:
     """`git strata hook agent EVENT [--harness H] [--memory PATH]`: the harness's JSON on stdin, the
     answer on stdout, exit 0 always (see agents.py: every hook fails open, bad arguments too)."""
+    if "-h" in args or "--help" in args:
+        print(AGENT_USAGE)
+        return 0
     if os.environ.get("STRATA_NOTETAKER"):  # the note-taker's own session (capture.NOTETAKER_ENV): not remembered
         print("{}")
         return 0
