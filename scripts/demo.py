@@ -123,10 +123,10 @@ def main() -> int:
         show("both machines edit the same memory, then sync: nothing is lost, nothing stops")
         run("git", "strata", "sync", cwd=laptop)
         run("git", "strata", "sync", cwd=mem)
-        run("git", "strata", "write", "projects/koda", "-m",
+        run("git", "strata", "write", "projects/koda", "--replace", "-m",
             "# Koda\n\nShip the beta on 2026-12-08 (slipped a week).\n", cwd=laptop)
-        run("git", "strata", "write", "projects/koda", "-m", "# Koda\n\nShip the beta on 2026-12-01; Leo joins QA.\n",
-            cwd=mem)
+        run("git", "strata", "write", "projects/koda", "--replace", "-m",
+            "# Koda\n\nShip the beta on 2026-12-01; Leo joins QA.\n", cwd=mem)
         run("git", "strata", "sync", cwd=laptop)
         run("git", "strata", "sync", cwd=mem)  # keeps the laptop's text in place, this one beside it
         run("git", "strata", "sync", cwd=laptop)

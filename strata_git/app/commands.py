@@ -42,8 +42,11 @@ TABLE: tuple[Command, ...] = (
     Command("init", "make a folder or an existing git repository a memory repository", _h("cmd_init"), (
         arg("dir", nargs="?", default=".", help="folder (default: here)"),
     )),
-    Command("write", "create or replace an active memory (from -m, --file or stdin) in one commit", _h("cmd_write"), (
+    Command("write", "create an active memory (from -m, --file or stdin) in one commit; --replace or --append "
+            "for one that exists", _h("cmd_write"), (
         arg("name", help="memory name relative to the tier, e.g. projects/koda"),
+        arg("--replace", action="store_true", help="replace the memory if it exists (history keeps the old version)"),
+        arg("--append", action="store_true", help="add the text to the end of the memory's body (or create it)"),
         arg("-m", "--message", help="the content"),
         arg("--file", help="read the content from this file ('-' for stdin)"),
         arg("--title", help="set 'title' in the frontmatter"),

@@ -70,8 +70,14 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_write(args: argparse.Namespace) -> int:
+    from strata_git.errors import Refused
+
+    if args.replace and args.append:
+        raise Refused("--replace and --append say different things", "give one of them")
     tags = [t.strip() for t in args.tags.split(",") if t.strip()] if args.tags is not None else None
-    change = _vault().write(args.name, _content(args), title=args.title, tags=tags, type=args.type, via="cli")
+    mode = "replace" if args.replace else "append" if args.append else "create"
+    change = _vault().write(args.name, _content(args), title=args.title, tags=tags, type=args.type, via="cli",
+                            mode=mode)
     _emit(args, change.as_dict(), render.change(change))
     return 0
 

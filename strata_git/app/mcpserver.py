@@ -130,12 +130,14 @@ class Server:
     def write(self, name: Name, content: Annotated[str, Field(max_length=MAX_CONTENT)],
               title: Annotated[str, Field(max_length=300)] | None = None,
               tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=50)] | None = None,
-              type: TypeName | None = None) -> dict[str, Any]:
+              type: TypeName | None = None,
+              mode: Literal["create", "replace", "append"] = "create") -> dict[str, Any]:
 
         vault = self.vault()
         norm = names.normalize(name)
         raw, removed = hygiene.drop_claims(content.encode("utf-8", "surrogatepass"), names.display(norm))
-        change = vault.write(norm, raw, title=title, tags=tags, type=type, via="mcp", keep_types=("rejection",))
+        change = vault.write(norm, raw, title=title, tags=tags, type=type, via="mcp", mode=mode,
+                             keep_types=("rejection",))
         out = change.as_dict()
         if removed:
             out["removed_keys"] = removed
@@ -202,9 +204,11 @@ TOOLS: dict[str, tuple[str, dict[str, bool]]] = {
     "read": ("Read one memory in full (active or cooled), or with summary=true the summary made when it cooled. "
              "An archived memory must be brought back with recall first. Records an access.",
              {"read_only": True}),
-    "write": ("Create or replace an ACTIVE memory with the given Markdown (optional YAML frontmatter; title, "
-              "tags and type set frontmatter keys). One commit per call; the result names it. Cooled and archived "
-              "memories are read-only: recall them first. Replacing keeps the old text in history.",
+    "write": ("Write an ACTIVE memory with the given Markdown (optional YAML frontmatter; title, tags and type "
+              "set frontmatter keys). mode: create (default; refused if the name exists, saying what replacing "
+              "would lose), replace (history keeps the old text) or append (adds the text to the end of the body). "
+              "One commit per call; the result names it. Cooled and archived memories are read-only: recall them "
+              "first.",
               {"read_only": False, "destructive": True, "idempotent": True}),
     "reject": ("Record a rejection: something that was considered and said no to, in one line (and why). "
                "Rejections are never cooled and always appear in the boot context.",

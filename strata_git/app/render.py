@@ -98,8 +98,12 @@ def status(s: Status) -> str:
     files = ", ".join(f"{name} {size:,} bytes" for name, size in s.derived.items())
     lines.append(f".git/strata (per-clone state, all rebuildable but machine-id): {files}")
     sync = s.sync
-    lines.append(f"sync: {sync.remote}, " + (f"{sync.ahead} ahead, {sync.behind} behind as of the last fetch"
-                                             if sync.ahead is not None else "never synced"))
+    if not sync.url:
+        lines.append(f"sync: no git remote named {sync.remote} (`git remote add {sync.remote} URL`, or set "
+                     "sync.remote in .strata/config.toml)")
+    else:
+        lines.append(f"sync: {sync.remote}, " + (f"{sync.ahead} ahead, {sync.behind} behind as of the last fetch"
+                                                 if sync.ahead is not None else "never synced"))
     lines += [_open_conflict(c) for c in s.conflicts]
     lines += [f"uncommitted: {shown(p)}" for p in s.uncommitted]
     lines += [f"problem: {shown(p)}" for p in s.problems]
@@ -158,11 +162,17 @@ def sync(r: Result) -> str:
     if r.rewound:
         lines.append(f"{r.remote}/{r.branch} had gone back {r.rewound} commit(s) (a force-push?): "
                      f"{would}push them again from here")
-    lines.append(f"{r.integrated} with {r.remote}/{r.branch} ({r.incoming} commit(s) in, {r.outgoing} out)"
-                 if r.integrated != "up to date" else f"up to date with {r.remote}/{r.branch} ({r.outgoing} out)")
+    if r.integrated == "up to date":
+        lines.append(f"nothing new on {r.remote}/{r.branch}")
+    else:
+        lines.append(f"{r.integrated} with {r.remote}/{r.branch}: {r.incoming} commit(s) in")
     lines += [_sync_decision(d) for d in r.decisions]
-    lines.append(("pushed" if r.pushed else "nothing to push") + f"; HEAD {(r.head or 'none')[:12]}"
-                 if not r.dry_run else "dry run: nothing was committed, merged or pushed")
+    if r.dry_run:
+        lines.append(f"would push {r.outgoing} commit(s); dry run: nothing was committed, merged or pushed"
+                     if r.outgoing else "nothing to push; dry run: nothing was committed, merged or pushed")
+    else:
+        lines.append(("pushed" + (f" {r.outgoing} commit(s)" if r.outgoing else "") if r.pushed else "nothing to push")
+                     + f"; HEAD {(r.head or 'none')[:12]}")
     lines += [f"mirror {name}: {state}" for name, state in r.mirrors.items()]
     return "\n".join(lines)
 
@@ -195,7 +205,7 @@ def janitor(result: janitor_op.Result, dry_run: bool) -> str:
         src, dst = m.paths
         read = f", last read {day(m.last_read)}" if m.last_read else ""
         lines.append(f"  {m.action:<8} {shown(src)} -> {shown(dst)}  [{m.rule}; age {m.age_days} d, "
-                     f"{m.reads} read(s){read}]")
+                     f"{_reads(m.reads, m.window_days)}{read}]")
     lines += [f"  skipped  {shown(s.name[:-3] if s.name.endswith('.md') else s.name)}: {shown(s.reason)}"
               for s in plan.skipped]
     if result.recovered not in ("clean", "not checked (dry run)"):
@@ -208,18 +218,25 @@ def janitor(result: janitor_op.Result, dry_run: bool) -> str:
     return "\n".join(lines)
 
 
+def _reads(reads: float | None, window: float | None) -> str:
+    """How many reads a rule counted, and in how many days (an older record does not say)."""
+    return f"{reads} read(s)" + (f" in {window:g} days" if window else "")
+
+
 def log(moves: list[Migration]) -> str:
     lines = [f"{m.date} {m.commit[:12]} {shown(m.action):<8} {shown(m.source)} -> {shown(m.target)}  "
-             f"[{shown(str(m.rule))}; age {m.age_days} d, {m.reads} read(s)]" for m in moves]
+             f"[{shown(str(m.rule))}; age {m.age_days} d, {_reads(m.reads, m.window_days)}]" for m in moves]
     return "\n".join(lines) or "no migrations yet"
 
 
 def why(info: Why) -> str:
     moved = info.moved_by
-    lines = [f"{shown(info.name)}: in {info.tier}/ since {info.in_tier_since}"
+    since = f"since {info.in_tier_since}" if info.in_tier_since else "(not committed yet)"
+    lines = [f"{shown(info.name)}: in {info.tier}/ {since}"
              + (f" ({shown(moved.action)} by {shown(str(moved.rule))}, commit {moved.commit[:12]})" if moved else ""),
-             f"last changed {info.last_changed} ({info.age_days} days ago); "
-             f"{info.reads_last_90_days} read(s) in 90 days, last {info.last_read or 'never'}",
+             (f"last changed {info.last_changed} ({info.age_days} days ago); " if info.last_changed
+              else "never committed; ")
+             + f"{info.reads_last_90_days} read(s) in 90 days, last {info.last_read or 'never'}",
              f"next: {info.next}"]
     if info.would_move_now:
         lines.append(f"the janitor would now {info.would_move_now.action} it ({info.would_move_now.rule})")

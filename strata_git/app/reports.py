@@ -32,6 +32,7 @@ class ArchiveState(NamedTuple):
 
 class SyncState(NamedTuple):
     remote: str
+    url: str  # "" when no git remote has that name
     ahead: int | None  # commits ahead of / behind the remote as of the last fetch; None: never fetched
     behind: int | None
 
@@ -133,12 +134,15 @@ def _tracked_copies(repo: Repo) -> list[str]:
 
 
 def _sync_state(repo: Repo, cfg: Config, branch: str) -> SyncState:
+    from strata_git.gitio import git
+
     remote = cfg.sync_remote
+    url = git.shown_url(repo.git("remote", "get-url", remote, check=False).decode("utf-8", "replace").strip())
     tracking = f"refs/remotes/{remote}/{branch}"
     found = repo.git("rev-list", "--left-right", "--count", f"HEAD...{tracking}", check=False).split()
     if not branch or len(found) != 2:
-        return SyncState(remote, None, None)
-    return SyncState(remote, ahead=int(found[0]), behind=int(found[1]))
+        return SyncState(remote, url, None, None)
+    return SyncState(remote, url, ahead=int(found[0]), behind=int(found[1]))
 
 
 def _archive_state(repo: Repo) -> ArchiveState:

@@ -77,13 +77,13 @@ class Vault:
     # -- one memory ---------------------------------------------------------------------------------
 
     def write(self, name: str, content: bytes, *, title: str | None = None, tags: list[str] | None = None,
-              type: str | None = None, via: str = "api", create_only: bool = False,
+              type: str | None = None, via: str = "api", mode: str = "replace",
               keep_types: tuple[str, ...] = ()) -> Change:
-        """Create or replace an active memory (see ops/memories.py)."""
+        """Write an active memory; `mode` replace (the default here), create or append (see ops/memories.py)."""
         from strata_git.ops import memories
 
         return memories.write(self.repo, self.cfg, name, content, title=title, tags=tags, type=type, via=via,
-                              agent=self.agent, create_only=create_only, keep_types=keep_types)
+                              agent=self.agent, mode=mode, keep_types=keep_types)
 
     def reject(self, text: str, *, name: str | None = None, why: str | None = None, via: str = "api") -> Change:
         """Record "we said no to `text`" as an active memory of type rejection."""

@@ -44,6 +44,7 @@ class Move(NamedTuple):
     age_days: int
     last_read: int | None
     reads: int  # in the window the rule looks at
+    window_days: int = 0  # that window
 
     @property
     def paths(self) -> tuple[str, str]:
@@ -52,7 +53,8 @@ class Move(NamedTuple):
     def as_dict(self) -> dict:
         src, dst = self.paths
         return {"action": self.action, "name": names.display(self.name), "from": src, "to": dst, "rule": self.rule,
-                "age_days": self.age_days, "last_read": self.last_read, "reads": self.reads}
+                "age_days": self.age_days, "last_read": self.last_read, "reads": self.reads,
+                "window_days": self.window_days}
 
     def trailer(self) -> dict:
         """What the commit records: as_dict with tiers for from and to (the paths follow from the
@@ -96,18 +98,18 @@ def _decide(m: MemoryState, reads: list[int], cfg: Config, now: int) -> Move | S
         if days is None or age < days * DAY:
             return None
         move = Move("cool", m.name, "active", "cooled", f"{key} = {days}", age // DAY, last_read,
-                    _reads_since(reads, now - days * DAY))
+                    _reads_since(reads, now - days * DAY), days)
     elif m.tier == "cooled":
         recent = _reads_since(reads, now - cfg.promote_window_days * DAY)
         idle = _reads_since(reads, now - cfg.archive_idle_days * DAY)
         if cfg.promote_reads and recent >= cfg.promote_reads:
             move = Move("promote", m.name, "cooled", "active",
                         f"promote.reads = {cfg.promote_reads} in promote.window_days = {cfg.promote_window_days}",
-                        age // DAY, last_read, recent)
+                        age // DAY, last_read, recent, cfg.promote_window_days)
         elif age >= cfg.archive_idle_days * DAY and idle <= cfg.archive_max_reads:
             move = Move("archive", m.name, "cooled", "archive",
                         f"archive.idle_days = {cfg.archive_idle_days}, archive.max_reads = {cfg.archive_max_reads}",
-                        age // DAY, last_read, idle)
+                        age // DAY, last_read, idle, cfg.archive_idle_days)
         else:
             return None
     else:

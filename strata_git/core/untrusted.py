@@ -92,7 +92,7 @@ def _refuse(name: str) -> Any:
 
 
 MOVE_KEYS = ("action", "name", "from", "to")  # text, required
-MOVE_NUMBERS = ("age_days", "last_read", "reads")  # a number or null, optional
+MOVE_NUMBERS = ("age_days", "last_read", "reads", "window_days")  # a number or null, optional
 
 
 def move(raw: str) -> dict | None:

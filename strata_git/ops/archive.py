@@ -37,7 +37,8 @@ from strata_git.gitio.git import Repo, run
 from strata_git.ops import txn
 from strata_git.store import access
 
-SERVER_SETTINGS = "uploadpack.allowFilter=true and uploadpack.allowAnySHA1InWant=true"
+# What the archive remote's server needs, as commands to paste there.
+SERVER_SETTINGS = "`git config uploadpack.allowFilter true && git config uploadpack.allowAnySHA1InWant true`"
 
 
 class Report(NamedTuple):
@@ -142,8 +143,8 @@ def check_server(repo: Repo, remote: str, url: str) -> None:
     if not any("filter" in re.split(r"[\s\0=]", line) for line in said):
         raise Refused(f"the archive remote {remote} ({git.shown_url(url)}) does not offer filtered fetches, so a clone "
                       "could not leave the archive behind; nothing was pruned",
-                      f"on the server, run `git config {SERVER_SETTINGS.replace(' and ', '; git config ')}` "
-                      "(hosted git services already do)")
+                      f"in the repository on the server, run {SERVER_SETTINGS} (hosted git services already "
+                      "allow both)")
 
 
 def _fetch_by_id(repo: Repo, scratch: str, url: str, oids: list[str]) -> subprocess.CompletedProcess[bytes]:
@@ -210,7 +211,8 @@ def verify(repo: Repo, remote: str, url: str, blobs: list[str]) -> None:
             if proc.returncode != 0:
                 raise Refused(f"the archive remote {remote} did not give back the archived objects "
                               f"({git.error_line(proc.stderr)}); nothing was pruned",
-                              f"the server must serve objects by id: set {SERVER_SETTINGS} on it; the next run retries")
+                              f"the server must serve objects by id: run {SERVER_SETTINGS} in the repository on "
+                              "the server; the next run retries")
             out = run(["-C", scratch, "cat-file", "--batch-check=%(objectname) %(objecttype)"], repo.root,
                       input="".join(f"{o}\n" for o in chunk).encode()).stdout.decode().splitlines()
             missing = [line.split()[0] for line in out if not line.endswith(" blob")]
@@ -344,8 +346,12 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
         first = dirty[0]
         raise Refused(f"archive/ has uncommitted changes ({first}); nothing was pushed or pruned",
                       f"commit or discard them (`git checkout -- {first}`), then run again")
+    _refuse_locks(repo, remote, branch)
+    # A dry run checks what the real run checks first (nothing of it writes): the remote is not this
+    # repository, and its server can serve filtered clones.
+    check_not_ourselves(repo, remote, url)
+    check_server(repo, remote, url)
     if not dry_run:
-        _refuse_locks(repo, remote, branch)
         _clear_leftovers(repo)
     before = _git_bytes(repo)
     listed = repo.git("rev-list", "--objects", "--no-object-names", "--missing=print", head).decode().split()
@@ -354,8 +360,6 @@ def archive(repo: Repo, cfg: Config, dry_run: bool = False) -> Report:
         drop = candidates(repo, head)
         return Report(remote, git.shown_url(url), head, 0, len(drop), sum(drop.values()), missing, before, before,
                       None, True)
-    check_not_ourselves(repo, remote, url)
-    check_server(repo, remote, url)
     from strata_git.store import records  # the archived memories' records go where their content goes
 
     own = records.own_ref(repo)

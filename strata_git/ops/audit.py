@@ -32,6 +32,7 @@ class Migration(NamedTuple):
     age_days: float | None
     last_read: float | None
     reads: float | None
+    window_days: float | None = None  # the days `reads` were counted in (None: an older record)
 
     @property
     def date(self) -> str | None:
@@ -40,7 +41,8 @@ class Migration(NamedTuple):
     def as_dict(self) -> dict[str, Any]:
         return {"commit": self.commit, "time": self.time, "date": self.date, "action": self.action,
                 "name": self.name, "from": self.source, "to": self.target, "rule": self.rule,
-                "age_days": self.age_days, "last_read": self.last_read, "reads": self.reads}
+                "age_days": self.age_days, "last_read": self.last_read, "reads": self.reads,
+                "window_days": self.window_days}
 
 
 class Why(NamedTuple):
@@ -91,7 +93,7 @@ def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[Mig
             if name is None or move["name"] == names.display(name):
                 found.append(Migration(commit, when, move["action"], move["name"], _path(move, "from"),
                                        _path(move, "to"), move["rule"], move["age_days"], move["last_read"],
-                                       move["reads"]))
+                                       move["reads"], move["window_days"]))
                 if len(found) >= limit:
                     return found
     return found

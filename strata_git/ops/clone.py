@@ -83,8 +83,9 @@ def clone(url: str, folder: str | None = None) -> Cloned:
     blobs = sorted({row.blob for row in shadow.all_rows(repo)})
     local = len(blobs) - len(partial.absent(repo, blobs))
     if local:
-        sent = (f"the server sent {local} archived blob(s) anyway (it ignores --filter): set "
-                f"{archive.SERVER_SETTINGS} on it, then `git strata archive` prunes them here")
+        sent = (f"the server sent {local} archived blob(s) anyway (it ignores --filter): run "
+                f"{archive.SERVER_SETTINGS} in the repository on the server, then `git strata archive` prunes them "
+                "here")
         warning = f"{warning}; {sent}" if warning else sent
     return Cloned(repo.root, git.shown_url(url), archived, local, warning)
 

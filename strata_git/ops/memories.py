@@ -55,12 +55,19 @@ def _refresh_index(repo: Repo, cfg: Config, detail: str) -> str:
     return detail
 
 
+MODES = ("replace", "create", "append")
+
+
 def write(repo: Repo, cfg: Config, name: str, content: bytes, *, title: str | None = None,
           tags: list[str] | None = None, type: str | None = None, via: str = "api", agent: str | None = None,
-          create_only: bool = False, keep_types: tuple[str, ...] = ()) -> Change:
-    """Create or replace an active memory from `content` (bytes kept exactly unless metadata is given);
-    with `create_only`, refuse a name that exists; refuse to replace a memory of a type in `keep_types`
-    (checked under the lock, so no writer can slip in between)."""
+          mode: str = "replace", keep_types: tuple[str, ...] = ()) -> Change:
+    """Write an active memory from `content` (bytes kept exactly unless metadata is given). `mode`:
+    replace (create, or replace what is there), create (refuse a name that exists, saying what
+    replacing it would lose), append (add `content` to the end of its body; create if new). A
+    memory of a type in `keep_types` is never changed (checked under the lock, so no writer can
+    slip in between)."""
+    if mode not in MODES:
+        raise Refused(f"unknown write mode {mode!r}", f"use one of: {', '.join(MODES)}")
     with txn.locked(repo):
         tier, norm = locate.locate(repo, name)
         path = names.tier_path("active", norm)
@@ -68,31 +75,76 @@ def write(repo: Repo, cfg: Config, name: str, content: bytes, *, title: str | No
         if contract.CONFLICT_COPY.match(norm):  # sync's alone to make; `resolve` finishes them
             raise BadName(f"{shown} is a name sync gives to conflict copies",
                           f"choose another name; a conflict is finished with `git strata resolve {shown} --keep ...`")
-        if create_only and tier is not None:
-            raise Refused(f"{shown} already exists (in {tier}/)", "choose another name")
+        if mode == "create" and tier is not None:
+            raise Refused(f"{shown} already exists in {tier}/{_would_lose(repo, cfg, tier, norm)}",
+                          "replace it with --replace (mode \"replace\" over MCP; history keeps the old version), "
+                          "add to its end with --append (mode \"append\"), or choose another name")
         if keep_types and tier == "active" and _type_of(repo, cfg, path) in keep_types:
             raise Refused(f"{shown} is a {_type_of(repo, cfg, path)}; agents add those but do not change them",
                           f"write a new memory instead; a person can change it with `git strata edit {shown}`")
         if tier not in (None, "active"):
             raise Refused(f"{shown} is in {tier}/, which is read-only",
                           f"bring it back with `git strata recall {shown}`, then write it")
+        existed = tier == "active"
+        if mode == "append" and existed:
+            content = _appended(safefs.read(repo.root, path, cfg.max_memory_bytes), content, path)
         if title is not None or tags is not None or type is not None:
             text = memory.decode(content, path) if content.strip() else ""
             content = memory.compose(text, {"title": title, "tags": tags, "type": type}, path)
         check_content(content, path, cfg, allowlist.load(repo))
-        existed = tier == "active"
         txn.require_clean(repo, path, "write")
         if existed and safefs.read(repo.root, path, cfg.max_memory_bytes) == content:
             return Change("write", norm, path, None, "unchanged")
         repo.require_identity()
-        verb = "update" if existed else "create"
+        verb = ("append to" if mode == "append" else "update") if existed else "create"
 
         def stage() -> None:
             safefs.write(repo.root, path, content)
             repo.git("add", "--", path)
 
-        commit = txn.commit(repo, [path], stage, f"strata: {verb} {shown}", _trailers(verb, norm, via), agent=agent)
-        return Change("write", norm, path, commit, _refresh_index(repo, cfg, "updated" if existed else "created"))
+        commit = txn.commit(repo, [path], stage, f"strata: {verb} {shown}", _trailers(verb.split()[0], norm, via),
+                            agent=agent)
+        done = "appended to" if mode == "append" and existed else "updated" if existed else "created"
+        return Change("write", norm, path, commit, _refresh_index(repo, cfg, done))
+
+
+def _appended(old: bytes, more: bytes, path: str) -> bytes:
+    """`old` with `more` added to the end of its body, a blank line between (CRLF kept if `old` has it)."""
+    text = memory.decode(more, path)
+    if text.startswith("---\n") or text.startswith("---\r\n"):
+        raise BadMemory(f"{path}: --append adds text to the body, and this text opens with frontmatter",
+                        "drop the frontmatter, and set --title, --tags or --type instead")
+    newline = b"\r\n" if b"\r\n" in old else b"\n"
+    body = text.replace("\r\n", "\n").strip("\n").encode("utf-8").replace(b"\n", newline)
+    if not body:
+        return old
+    head = old.rstrip(b"\r\n")
+    return (head + newline + newline if head.strip() else b"") + body + newline
+
+
+def _would_lose(repo: Repo, cfg: Config, tier: str, norm: str) -> str:
+    """What replacing the memory would lose, as the rest of a sentence."""
+    path = names.tier_path(tier, norm)
+    if tier != "active":
+        return f", which is read-only (`git strata recall {names.display(norm)}` brings it back)"
+    try:
+        mem = memory.parse(safefs.read(repo.root, path, cfg.max_memory_bytes), path)
+    except StrataError:
+        return "; replacing it would lose its whole content"
+    lines = len([line for line in mem.body.splitlines() if line.strip()])
+    meta = [f"title {mem.title!r}" if mem.title else "", f"tags {', '.join(mem.tags)}" if mem.tags else "",
+            f"type {mem.type}"]
+    return f"; replacing it would lose its {', '.join(m for m in meta if m)} and {lines} line(s) of text"
+
+
+def _rejected(repo: Repo, cfg: Config, norm: str) -> str | None:
+    """The title of the active rejection named `norm`, if it is one."""
+    path = names.tier_path("active", norm)
+    try:
+        mem = memory.parse(safefs.read(repo.root, path, cfg.max_memory_bytes), path)
+    except StrataError:
+        return None
+    return mem.title if mem.type == "rejection" else None
 
 
 def _type_of(repo: Repo, cfg: Config, path: str) -> str | None:
@@ -117,7 +169,7 @@ def reject(repo: Repo, cfg: Config, text: str, *, name: str | None = None, why: 
     body = f"We said no to: {title}\n" + (f"\nWhy: {' '.join(why.split())}\n" if why and why.strip() else "")
     content = memory.compose(body, meta, "rejection")
     if name is not None:
-        return write(repo, cfg, name, content, via=via, agent=agent, create_only=True)
+        return write(repo, cfg, name, content, via=via, agent=agent, mode="create")
     from strata_git.core import secrets
 
     # The name is made of the text's words: a secret in the text must not become one, in any case.
@@ -131,9 +183,14 @@ def reject(repo: Repo, cfg: Config, text: str, *, name: str | None = None, why: 
     taken = locate.known(repo)[0]
     for candidate in (base, *(f"{base}-{i}" for i in range(2, 1000))):
         if names.collision_key(names.normalize(candidate)) in taken:
+            said = _rejected(repo, cfg, names.normalize(candidate))
+            if said is not None and " ".join(said.split()) == title:  # said no to this already: once is enough
+                norm = names.normalize(candidate)
+                return Change("reject", norm, names.tier_path("active", norm), None,
+                              "already recorded as a rejection, nothing changed")
             continue
         try:
-            return write(repo, cfg, candidate, content, via=via, agent=agent, create_only=True)
+            return write(repo, cfg, candidate, content, via=via, agent=agent, mode="create")
         except Refused as e:
             if "already exists" not in e.message:  # another writer took this name meanwhile: next one
                 raise

@@ -56,7 +56,7 @@ def test_a_page_renders_with_man(tmp_path: Path):
     page.write_text(manpage.roff("write"))
     out = subprocess.run(["man", "-l", str(page)], capture_output=True, env={"MANPAGER": "cat", "MANWIDTH": "80",
                                                                          "PATH": "/usr/bin:/bin"})
-    assert out.returncode == 0 and b"NAME" in out.stdout and b"create or replace" in out.stdout
+    assert out.returncode == 0 and b"NAME" in out.stdout and b"--replace" in out.stdout
 
 
 def test_bash_completion_completes_commands_and_options(tmp_path: Path):

@@ -63,12 +63,18 @@ def test_write_read_search_through_mcp_match_the_cli(mem: Path):
         out.append(await call(s, "read", {"name": "projects/koda"}))
         out.append(await call(s, "search", {"query": "zebrafish"}))
         out.append(await call(s, "list", {"type": "note"}))
-        out.append(await call(s, "write", {"name": "projects/koda", "content": content}))
+        out.append(await call(s, "write", {"name": "projects/koda", "content": content, "mode": "replace"}))
+        out.append(await call(s, "write", {"name": "projects/koda", "content": "other"}))  # create: refused
+        out.append(await call(s, "write", {"name": "projects/koda", "content": "More.", "mode": "append"}))
         return out
 
-    (err_w, wrote), (err_r, read), (err_s, found), (err_l, listed), (_, again) = session(mem, body, agent="claude")
+    (err_w, wrote), (err_r, read), (err_s, found), (err_l, listed), (_, again), (err_c, exists), (_, appended) = \
+        session(mem, body, agent="claude")
     assert not (err_w or err_r or err_s or err_l)
     assert json.loads(wrote)["detail"] == "created" and json.loads(again)["detail"] == "unchanged"
+    assert err_c and "already exists" in exists and "would lose its title 'Koda launch'" in exists
+    assert json.loads(appended)["detail"] == "appended to"
+    git(mem, "reset", "-q", "--hard", "HEAD~1")  # back to the memory as written, for what follows
     assert strata(mem, "read", "projects/koda").stdout == content.encode()  # byte for byte
     trailers = git(mem, "log", "-1", "--format=%(trailers)").stdout.decode()
     assert "Strata-Via: mcp" in trailers and "Strata-Agent: claude" in trailers
@@ -311,7 +317,8 @@ def test_four_concurrent_servers_lose_no_acknowledged_write(mem: Path):
                     errors.append((name, "search", text))
                 if i % 4 == 3:  # an update of an earlier memory
                     content = f"# m{i - 1}\nupdated by agent {k}: tok{k}u{i:03d}\n"
-                    err, text = await call(s, "write", {"name": f"agents/a{k}/m{i - 1}", "content": content})
+                    err, text = await call(s, "write", {"name": f"agents/a{k}/m{i - 1}", "content": content,
+                                                        "mode": "replace"})
                     (errors if err else acked).append((f"agents/a{k}/m{i - 1}", content, text))
 
     async def main():

@@ -116,15 +116,33 @@ def test_write_with_metadata_builds_frontmatter(mem: Path):
 def test_write_unchanged_makes_no_commit(mem: Path):
     ok(strata(mem, "write", "x", "-m", "same"))
     before = head(mem)
-    assert "unchanged" in ok(strata(mem, "write", "x", "-m", "same"))
+    assert "unchanged" in ok(strata(mem, "write", "x", "-m", "same", "--replace"))
     assert head(mem) == before
 
 
 def test_write_refuses_to_replace_uncommitted_changes(mem: Path):
     ok(strata(mem, "write", "x", "-m", "v1"))
     (mem / "active/x.md").write_text("my unsaved edit")
-    refused(strata(mem, "write", "x", "-m", "v2"), "uncommitted changes")
+    refused(strata(mem, "write", "x", "-m", "v2", "--replace"), "uncommitted changes")
     assert (mem / "active/x.md").read_text() == "my unsaved edit"
+
+
+def test_write_asks_before_replacing_and_says_what_would_be_lost(mem: Path):
+    ok(strata(mem, "write", "koda", "-m", "line one\nline two", "--title", "Koda", "--tags", "launch",
+              "--type", "decision"))
+    before = head(mem)
+    err = refused(strata(mem, "write", "koda", "-m", "new"), "koda already exists in active/",
+                  "would lose its title 'Koda', tags launch, type decision and 2 line(s) of text", "--replace")
+    assert head(mem) == before and "line two" in (mem / "active/koda.md").read_text() and err
+    ok(strata(mem, "write", "koda", "-m", "line three", "--append"))
+    text = (mem / "active/koda.md").read_text()
+    assert text.endswith("line one\nline two\n\nline three\n") and "title: Koda" in text
+    refused(strata(mem, "write", "koda", "-m", "---\ntitle: x\n---\nbody", "--append"), "opens with frontmatter")
+    refused(strata(mem, "write", "koda", "-m", "x", "--append", "--replace"), "say different things")
+    ok(strata(mem, "write", "koda", "-m", "replaced", "--replace"))
+    assert (mem / "active/koda.md").read_text() == "replaced"
+    assert "line three" in git(mem, "show", "HEAD~1:active/koda.md").stdout.decode()  # history keeps it
+    ok(strata(mem, "write", "fresh", "-m", "new one", "--append"))  # append creates a new memory
 
 
 def test_write_refuses_secrets_without_echoing_them(mem: Path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -153,9 +154,15 @@ def test_prune_refused_when_the_server_does_not_allow_filters(mem: Path, tmp_pat
     git(mem, "remote", "add", "origin", str(remote))
     seed_archive(mem, 5)
     before = objects_bytes(mem)
+    dry = strata(mem, "archive", "--dry-run")  # the dry run checks what the real run checks
+    assert dry.returncode == 1 and b"does not offer filtered fetches" in dry.stderr
     proc = strata(mem, "archive")
     assert proc.returncode == 1 and b"uploadpack.allowFilter" in proc.stderr
     _nothing_pruned(mem, before)
+    hint = proc.stderr.decode().split("hint: ", 1)[1]
+    pasted = hint.split("`")[1]  # the hint is a command that works when pasted, in the remote's repository
+    subprocess.run(pasted, shell=True, cwd=remote, check=True)
+    assert strata(mem, "archive", "--dry-run").returncode == 0 and strata(mem, "archive").returncode == 0
 
 
 def test_archive_refuses_uncommitted_changes_in_archive(setup, mem: Path):
