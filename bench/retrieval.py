@@ -122,7 +122,7 @@ def set_record_cap(root: Path, cap: int, env: dict[str, str]) -> None:
 
 
 def archive(work: Path, root: Path, env: dict[str, str]) -> Path:
-    """Archive to a bare `file://` remote in `work` (configured as README "The archive" asks)
+    """Archive to a bare `file://` remote in `work` (configured as docs/archive.md asks)
     and prune; the remote."""
     remote = work / "remote.git"
     sh(["git", "init", "-q", "--bare", "-b", "main", str(remote)], work, env)

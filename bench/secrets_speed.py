@@ -4,7 +4,7 @@ of an earlier commit (read from git history into a module of their own), in the 
     .venv/bin/python bench/secrets_speed.py [--before efb5744] [--rounds 5] [--json]
 
 The text is what a memory repository holds most of: prose and notes. Here, the project's own
-Markdown (README, BENCHMARKS, bench/leaks/README) and the ordinary notes of bench/leaks, and the
+Markdown (README, docs/, bench/leaks/README) and the ordinary notes of bench/leaks, and the
 corpus's secrets as the lines that do hold one. Each round scans every line once with each set of
 rules, alternating; the median round is reported.
 """
@@ -54,7 +54,8 @@ def main() -> None:
     from strata_git.core import secrets
 
     positives, negatives = samples(15)
-    prose = [line for name in ("README.md", "BENCHMARKS.md", "bench/leaks/README.md")
+    prose = [line for name in ("README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")),
+                               "bench/leaks/README.md")
              for line in (ROOT / name).read_text(encoding="utf-8").splitlines()]
     prose += [line for n in negatives for line in n.text.splitlines()]
     held = [line for s in positives for line in s.text.splitlines()]

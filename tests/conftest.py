@@ -103,7 +103,7 @@ def commit_count(cwd: Path) -> int:
 
 
 def bare_remote(path: Path, filter: bool = True) -> Path:
-    """A bare repository configured as the archive remote needs (see README "The archive")."""
+    """A bare repository configured as the archive remote needs (see docs/archive.md)."""
     git(path.parent, "init", "-q", "--bare", "-b", "main", str(path))
     if filter:
         git(path, "config", "uploadpack.allowFilter", "true")

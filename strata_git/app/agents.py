@@ -1,7 +1,7 @@
 """Agent harnesses: what `git strata hook agent EVENT` answers when Claude Code or Codex calls it
 (the entries `git strata agent install` writes into their configuration: install.py, agentconfig.py).
 
-Formats followed (README "Use it with Claude Code / Codex"): Claude Code hooks as documented at
+Formats followed (docs/harnesses.md): Claude Code hooks as documented at
 code.claude.com/docs/en/hooks (settings.json `hooks`, stdin JSON with `hook_event_name`,
 `source`, `prompt`, `transcript_path`; `hookSpecificOutput.additionalContext`), its MCP servers
 in `.mcp.json` / `~/.claude.json` (`mcpServers`); Codex hooks from codex-rs/hooks

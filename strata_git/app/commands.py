@@ -72,7 +72,7 @@ TABLE: tuple[Command, ...] = (
     )),
     Command("stats", "memories and bytes per tier, migrations per week, reads, index freshness, tokens and bytes "
             "saved", _h("cmd_stats")),
-    Command("mcp", "run the MCP server on stdio (for agents: see the README for registering it)", _h("cmd_mcp"), (
+    Command("mcp", "run the MCP server on stdio (for agents: see docs/agents.md for registering it)", _h("cmd_mcp"), (
         arg("--agent", help="the agent's name, recorded with every change it makes"),
         arg("--memory", metavar="PATH", help="the memory repository (default: the one here)"),
     )),

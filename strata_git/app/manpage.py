@@ -21,7 +21,7 @@ ABOUT = ("git-strata keeps an agent's memory as Markdown files in a git reposito
          "remote and pruned from local disk, yet found through a shadow index and rehydrated on demand). A janitor "
          "moves memories down the strata by age and reads, and every move is a commit. Every command takes --json "
          "for agents. `git strata help COMMAND` shows a command's page.")
-SEE_ALSO = ("git(1), the README of git-strata (quick start, the strata, sync, the agent hooks), "
+SEE_ALSO = ("git(1), the git-strata documentation in docs/ (quick start, the strata, sync, the agent hooks), "
             "and `git strata COMMAND -h`.")
 
 

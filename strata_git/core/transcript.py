@@ -1,7 +1,7 @@
 """Agent transcripts (Claude Code and Codex JSONL) read into turns, and the stenographer's rules
 that turn a stretch of them into memories. Pure: no git, no files.
 
-Formats (README "Use it with Claude Code / Codex"):
+Formats (docs/harnesses.md):
 
 - Claude Code, one JSON object a line: `type` user / assistant / system / summary, `message`
   with `role` and `content` (a string, or blocks: `text`, `tool_use` with `name` and `input`,

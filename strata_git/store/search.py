@@ -9,7 +9,7 @@ negated so that higher is better.
 
 Two orders: `merged` (the default) sorts every hit by score whatever its tier;
 `cascade` lists active hits first, then cooled, then archive. bench/retrieval.py
-measures both against an independent BM25: see README "Search".
+measures both against an independent BM25: see docs/search.md.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> list[tuple[str, flo
     """(term, weight) for the terms any memory holds. FTS5's bm25() uses the classic idf,
     log((N - n + 0.5) / (n + 0.5)), which falls to nothing for a word in half the memories
     and is clamped there; Lucene's log(1 + (N - n + 0.5) / (n + 0.5)) keeps such words
-    counting a little, and finds the answer more often (README "Search"). One phrase's bm25
+    counting a little, and finds the answer more often (docs/search.md). One phrase's bm25
     is its idf times its term-frequency part, so each term's score is scaled by
     lucene idf / classic idf: exactly BM25 with Lucene's idf, tf and lengths still FTS5's."""
     total = indexed_count(db)
