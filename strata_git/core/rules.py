@@ -58,8 +58,11 @@ class Move(NamedTuple):
 
     def trailer(self) -> dict:
         """What the commit records: as_dict with tiers for from and to (the paths follow from the
-        name), so that a move's line is about 175 bytes plus its name. audit.py reads both forms."""
-        return {**self.as_dict(), "from": self.src, "to": self.dst}
+        name), so that a move's line is about 175 bytes plus its name; not the window, which the
+        rule names (audit.py reads it back from there). audit.py reads both forms of from and to."""
+        found = {**self.as_dict(), "from": self.src, "to": self.dst}
+        del found["window_days"]
+        return found
 
 
 class Skip(NamedTuple):

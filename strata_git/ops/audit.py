@@ -8,6 +8,7 @@ a commit is the undo.
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
 from strata_git.core import contract, memory, names, rules, untrusted
@@ -93,10 +94,20 @@ def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[Mig
             if name is None or move["name"] == names.display(name):
                 found.append(Migration(commit, when, move["action"], move["name"], _path(move, "from"),
                                        _path(move, "to"), move["rule"], move["age_days"], move["last_read"],
-                                       move["reads"], move["window_days"]))
+                                       move["reads"], move["window_days"] or _window(move["rule"])))
                 if len(found) >= limit:
                     return found
     return found
+
+
+_WINDOW = re.compile(r"(?:after_days[.\w/-]* = |window_days = |idle_days = )(\d{1,6})")
+
+
+def _window(rule: str | None) -> int | None:
+    """The days a move's reads were counted in, as its rule names them (`cool.after_days.gtd = 7`,
+    `promote.window_days = 14`, `archive.idle_days = 90`); None for a rule that names none."""
+    found = _WINDOW.search(rule or "")
+    return int(found[1]) if found else None
 
 
 def _path(move: dict, key: str) -> str:

@@ -74,7 +74,8 @@ def write(repo: Repo, cfg: Config, name: str, content: bytes, *, title: str | No
         shown = names.display(norm)
         if contract.CONFLICT_COPY.match(norm):  # sync's alone to make; `resolve` finishes them
             raise BadName(f"{shown} is a name sync gives to conflict copies",
-                          f"choose another name; a conflict is finished with `git strata resolve {shown} --keep ...`")
+                          "choose another name; a conflict is finished with "
+                          f"`git strata resolve {shown} --keep current|copy|both`")
         if mode == "create" and tier is not None:
             raise Refused(f"{shown} already exists in {tier}/{_would_lose(repo, cfg, tier, norm)}",
                           "replace it with --replace (mode \"replace\" over MCP; history keeps the old version), "
@@ -137,14 +138,14 @@ def _would_lose(repo: Repo, cfg: Config, tier: str, norm: str) -> str:
     return f"; replacing it would lose its {', '.join(m for m in meta if m)} and {lines} line(s) of text"
 
 
-def _rejected(repo: Repo, cfg: Config, norm: str) -> str | None:
-    """The title of the active rejection named `norm`, if it is one."""
+def _rejected(repo: Repo, cfg: Config, norm: str) -> tuple[str, str] | None:
+    """(title, body) of the active rejection named `norm`, if it is one."""
     path = names.tier_path("active", norm)
     try:
         mem = memory.parse(safefs.read(repo.root, path, cfg.max_memory_bytes), path)
     except StrataError:
         return None
-    return mem.title if mem.type == "rejection" else None
+    return (mem.title, mem.body) if mem.type == "rejection" else None
 
 
 def _type_of(repo: Repo, cfg: Config, path: str) -> str | None:
@@ -184,7 +185,9 @@ def reject(repo: Repo, cfg: Config, text: str, *, name: str | None = None, why: 
     for candidate in (base, *(f"{base}-{i}" for i in range(2, 1000))):
         if names.collision_key(names.normalize(candidate)) in taken:
             said = _rejected(repo, cfg, names.normalize(candidate))
-            if said is not None and " ".join(said.split()) == title:  # said no to this already: once is enough
+            reason = f"Why: {' '.join(why.split())}" if why and why.strip() else ""
+            if said is not None and " ".join(said[0].split()) == title and reason in said[1]:
+                # said no to this already (and for this reason, if one is given): once is enough
                 norm = names.normalize(candidate)
                 return Change("reject", norm, names.tier_path("active", norm), None,
                               "already recorded as a rejection, nothing changed")

@@ -87,5 +87,5 @@ def summary_of(repo: Repo, name: str) -> tuple[str, str]:
     if text is None:
         raise NotFound(f"{shown} has no summary",
                        "summaries are made when a memory cools with [cool] summary set in .strata/config.toml; "
-                       "read the memory itself with `git strata read`")
+                       f"read the memory itself with `git strata read {shown}`")
     return tier, text

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 
 from strata_git.core import contract, names
 from strata_git.core.config import Config
@@ -90,8 +91,10 @@ def _target(repo: Repo, cfg: Config, item: str, match: bool, known: locate.Known
         raise locate.not_found(repo, norm)
     hits = [h for h in search.search(repo, item, limit=20, max_bytes=cfg.max_memory_bytes) if h.tier != "active"]
     if not hits:
-        raise locate.not_found(repo, norm) if norm else NotFound(f"no memory named or matching {item!r}",
-                                                                 "see `git strata search`")
+        if norm:
+            raise locate.not_found(repo, norm)
+        raise NotFound(f"no memory named or matching {item!r}",
+                       f"look for it with `git strata search {shlex.quote(item)}`")
     return hits[0].tier, names.normalize(hits[0].name), f"best match for {item!r}"
 
 

@@ -94,8 +94,10 @@ def test_reject_records_a_rejection_that_never_cools(mem: Path, vault):
     assert name == "rejections/adopt-kubernetes"
     text = (mem / "active" / f"{name}.md").read_text()
     assert "type: rejection" in text and "title: adopt Kubernetes" in text and "Why: one VM is enough" in text
-    again = json.loads(strata(mem, "reject", "adopt Kubernetes", "--json").stdout)["name"]
-    assert again == "rejections/adopt-kubernetes-2"  # a second one never overwrites the first
+    same = json.loads(strata(mem, "reject", "adopt Kubernetes", "--json").stdout)
+    assert same["name"] == name and same["commit"] is None  # the same rejection again: recorded once
+    again = json.loads(strata(mem, "reject", "adopt Kubernetes on the edge", "--json").stdout)["name"]
+    assert again == "rejections/adopt-kubernetes-on-the-edge"
     strata(mem, "write", "projects/old", "-m", "an old note")
     plan = json.loads(strata(mem, "janitor", "--now", "+400d", "--json").stdout)
     cooled = {m["name"] for m in plan["moves"]}

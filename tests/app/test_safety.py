@@ -50,13 +50,13 @@ def test_write_never_touches_an_ignored_file(vault, mem: Path):
 @pytest.mark.slow
 def test_write_over_a_never_committed_file_gives_a_working_hint(mem: Path):
     (mem / "active/draft.md").write_text("draft\n")
-    proc = strata(mem, "write", "draft", "-m", "new")
+    proc = strata(mem, "write", "draft", "-m", "new", "--replace")
     err = proc.stderr.decode()
     assert proc.returncode == 1 and "never committed" in err and "git add active/draft.md" in err
     assert (mem / "active/draft.md").read_text() == "draft\n"
     git(mem, "add", "active/draft.md")  # the hint's own command works
     git(mem, "commit", "-q", "-m", "draft")
-    ok(strata(mem, "write", "draft", "-m", "new"))
+    ok(strata(mem, "write", "draft", "-m", "new", "--replace"))
 
 
 def test_recall_of_a_never_committed_cooled_file_is_refused_with_the_right_reason(mem: Path):

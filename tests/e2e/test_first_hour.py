@@ -37,7 +37,9 @@ def test_the_same_rejection_twice_is_recorded_once(mem: Path):
     assert "already recorded" in again and first != again
     assert [p.name for p in (mem / "active/rejections").iterdir()] == ["use-mongodb-for-events.md"]
     out(strata(mem, "reject", "use MongoDB for events, ever"))  # another text: its own memory
-    assert len(list((mem / "active/rejections").iterdir())) == 2
+    out(strata(mem, "reject", "use MongoDB for events", "--why", "no transactions"))  # a new reason is kept
+    assert len(list((mem / "active/rejections").iterdir())) == 3
+    assert "already recorded" in out(strata(mem, "reject", "use MongoDB for events", "--why", "no transactions"))
 
 
 def test_the_janitor_says_in_how_many_days_it_counted_reads(mem: Path):

@@ -1,5 +1,5 @@
 """The package a user installs: a wheel and an sdist built with `python -m build`, installed from
-the wheel by pipx and into a fresh venv; in each, `git strata --help` opens the man page, `git
+the wheel by pipx, by `uv tool` and into a fresh venv; in each, `git strata --help` opens the man page, `git
 strata help search` prints the page itself, and a real command runs."""
 
 from __future__ import annotations
@@ -74,3 +74,16 @@ def test_a_fresh_venv_installs_the_wheel_and_it_works(dist: Path, tmp_path: Path
     subprocess.run([str(target / "bin" / "pip"), "install", "-q", str(wheel)], check=True, capture_output=True,
                    timeout=600)
     _works(_env(target / "bin", tmp_path), tmp_path)
+
+
+def test_uv_tool_installs_the_wheel_and_man_finds_its_pages_where_the_readme_says(dist: Path, tmp_path: Path):
+    uv = Path(sys.executable).parent / "uv"
+    wheel = next(dist.glob("git_strata-*.whl"))
+    home = tmp_path / "home"
+    env = {**os.environ, "UV_TOOL_DIR": str(home / "tools"), "UV_TOOL_BIN_DIR": str(home / "bin"),
+           "UV_CACHE_DIR": str(tmp_path / "cache")}
+    subprocess.run([str(uv), "tool", "install", str(wheel)], env=env, check=True, capture_output=True, timeout=600)
+    tool_dir = subprocess.run([str(uv), "tool", "dir"], env=env, check=True, capture_output=True, text=True).stdout
+    man = Path(tool_dir.strip()) / "git-strata" / "share" / "man"  # the README's MANPATH for uv tool
+    assert (man / "man1" / "git-strata.1").exists()
+    _works({**_env(home / "bin", home), "MANPATH": f"{man}:"}, tmp_path)
