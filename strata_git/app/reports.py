@@ -68,6 +68,7 @@ def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None
         with catalog.connect(repo) as db:
             catalog.rescan(repo, db, cfg.max_memory_bytes, ("active",))
             entries = catalog.entries(db, "active")  # (not the 50,000 archived rows: ~0.3 s)
+            entries += [e for e in catalog.entries(db, "cooled") if e.type in ("decision", "rejection")]  # standing
     else:
         entries = index_md.refresh(repo, cfg.max_memory_bytes, times=times).entries  # one history pass for both
 

@@ -8,9 +8,13 @@ than the sum of its parts, so adding up parts keeps the whole inside the budget.
 What goes in, in this order of priority (each step takes what fits of what is left):
 
 1. a header line and a notice that what follows is data, not instructions;
-2. every active rejection, one line each (never left out: if they alone exceed the budget they
-   are shortened to their names, and if even that does not fit the result says `over_budget`),
-   then active decisions, newest first, in one block;
+2. every standing rejection with its why, one line each (never left out: if they alone exceed the
+   budget they lose their whys, then are shortened to their names, and if even that does not fit
+   the result says `over_budget`), then standing decisions, newest first, each with its gist (the
+   first sentences of its body), in one block, as many as fit (a decision without room for its
+   gist keeps its title). A decision or rejection stands while it is in active/ or cooled/ (cooling
+   moves its file, not its presence) and no other one names it in `supersedes:` (a name or a
+   list), nor does its own frontmatter say `status: retired` or `status: superseded`;
 3. room is kept for router lines (as in index.md) for the other active memories, newest first,
    up to 60% of the budget in all;
 4. the full text (frontmatter left out) of the most recently changed other active memories,
@@ -74,9 +78,78 @@ def _line(entry: Entry, day: str | None, short: bool = False) -> str:
     return f"- `{shown}` · {entry.title or shown} · {entry.type}{tags} · {day}\n"
 
 
-def _rejection(entry: Entry) -> str:
+def _rejection(entry: Entry, why: str = "") -> str:
     shown = memory.UNSAFE_TO_DISPLAY.sub(" ", names.display(entry.name))
-    return f"- `{shown}`: {entry.title}\n" if entry.title and entry.title != shown else f"- `{shown}`\n"
+    line = f"- `{shown}`: {entry.title}" if entry.title and entry.title != shown else f"- `{shown}`"
+    return line + (f" (why: {why})" if why else "") + "\n"
+
+
+GIST = 240  # characters of a decision's gist or a rejection's why
+
+
+class Standing(NamedTuple):
+    """A decision's or rejection's frontmatter and body as the boot context needs them."""
+    gist: str  # the first sentences of the body (for a rejection: its "Why:" line)
+    supersedes: tuple[str, ...]  # names (with .md) it retires
+    retired: bool
+
+
+def standing(text: str, path: str, kind: str) -> Standing:
+    """What the boot context reads of a decision's or rejection's text (never raises)."""
+    try:
+        fm, body, _ = memory.split(text, path)
+        meta = memory.parse_frontmatter(fm, path) if fm is not None else {}
+    except Exception:  # noqa: BLE001 - a memory that cannot be read gives no gist, not an error
+        return Standing("", (), False)
+    named = meta.get("supersedes")
+    named = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+    supersedes = tuple(n for n in (_name(x) for x in named) if n)
+    retired = str(meta.get("status", "")).strip().lower() in ("retired", "superseded")
+    return Standing(_why(body) if kind == "rejection" else _gist(body), supersedes, retired)
+
+
+def _name(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return names.normalize(value)
+    except Exception:  # noqa: BLE001 - a name that is not one retires nothing
+        return None
+
+
+def _gist(body: str) -> str:
+    """The first sentences of a body's prose (headings, fences, lists' markers and the rejection's
+    boilerplate skipped), at most GIST characters, on one line."""
+    words: list[str] = []
+    fence = False
+    for line in body.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            fence = not fence
+            continue
+        if fence or not stripped or stripped.startswith(("#", "|", "Captured from ")):
+            if words and not stripped:
+                break  # the first paragraph is the gist
+            continue
+        words.append(stripped.lstrip("-*> ").strip())
+        if sum(len(w) + 1 for w in words) >= GIST:
+            break
+    text = memory.UNSAFE_TO_DISPLAY.sub(" ", " ".join(" ".join(words).split()))
+    return text if len(text) <= GIST else text[: GIST - 1].rstrip() + "…"
+
+
+def _beyond(gist: str, title: str) -> str:
+    """The gist without what the title already says (a captured decision's body opens with it)."""
+    if title and gist[: len(title)].casefold() == title.casefold():
+        gist = gist[len(title):].lstrip(" .:;,-—")
+    return gist
+
+
+def _why(body: str) -> str:
+    for line in body.splitlines():
+        if line.startswith("Why:"):
+            return _gist(line[4:])
+    return ""
 
 
 class _Page:
@@ -117,6 +190,13 @@ class _Page:
         return self.head_line + "".join(f"{hygiene.wrap(token, h, ''.join(texts))}\n" for h, texts in self.blocks)
 
 
+def _text(read: Callable[[Entry], str], entry: Entry) -> str:
+    try:
+        return read(entry)
+    except Exception:  # noqa: BLE001 - a memory that cannot be read now gives no gist, not an error
+        return ""
+
+
 def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], str], head: str | None,
           budget: int = DEFAULT_BUDGET, type: str | None = None, standing_only: bool = False) -> Context:
     """The boot context of the active memories in `entries`; `read` gives a memory's text.
@@ -124,31 +204,44 @@ def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], s
     already holds what the session was doing)."""
     check_budget(budget)
     active = [e for e in entries if e.tier == "active" and not e.problem]
+    kept = [e for e in entries if e.tier in ("active", "cooled") and not e.problem
+            and e.type in ("rejection", "decision")]
+    said = {e.name: standing(_text(read, e), e.path, e.type) for e in kept}
+    retired = {n for s in said.values() for n in s.supersedes} | {n for n, s in said.items() if s.retired}
+    ordered = sorted(kept, key=lambda e: (-times.get(e.name, 1 << 62), e.name))
+    rejections = [e for e in ordered if e.type == "rejection" and e.name not in retired]
+    decisions = [e for e in ordered if e.type == "decision" and e.name not in retired]
     newest = sorted(active, key=lambda e: (-times.get(e.name, 1 << 62), e.name))
-    rejections = [e for e in newest if e.type == "rejection"]
-    decisions = [e for e in newest if e.type == "decision"]
     rest = [] if standing_only else [e for e in newest
                                      if e.type not in ("rejection", "decision") and type in (None, e.type)]
     head_line = f"# Memory context (HEAD {(head or 'none')[:7]}, {len(active)} active)\n{NOTICE}\n"
     lines = {e.name: _line(e, _day(times.get(e.name))) for e in [*decisions, *rest]}
-    said_no = {e.name: _rejection(e) for e in rejections}
+    gists = {e.name: _beyond(said[e.name].gist, e.title) for e in decisions}
+    told = {e.name: lines[e.name][:-1] + f": {gists[e.name]}\n" if gists[e.name] else lines[e.name] for e in decisions}
+    said_no = {e.name: _rejection(e, said[e.name].gist) for e in rejections}
     # Each block's flags are those of everything it could hold, so its marker's size is known up front.
-    list_flags = hygiene.flags("".join([*said_no.values(), *(lines[e.name] for e in decisions)]))
+    list_flags = hygiene.flags("".join([*said_no.values(), *told.values()]))
     router_flags = hygiene.flags("".join(lines[e.name] for e in rest))
     page = _Page(head_line, budget)
     cost, add, chosen = page.cost, page.add, page.chosen
 
     lists = {"part": "lists", "flags": list_flags}
     heading = "## Rejected: do not propose again\n"
-    short = page.used + cost(lists, heading + "".join(said_no.values())) > budget
-    heading = "## Rejected\n" if short else heading
-    for entry in rejections:
-        text = _line(entry, "", short=True) if short else said_no[entry.name]
+    fits = [said_no[e.name] for e in rejections]
+    if page.used + cost(lists, heading + "".join(fits)) > budget:  # without their whys, then as names
+        fits = [_rejection(e) for e in rejections]
+        if page.used + cost(lists, heading + "".join(fits)) > budget:
+            heading = "## Rejected\n"
+            fits = [_line(e, "", short=True) for e in rejections]
+    for entry, text in zip(rejections, fits, strict=True):
         add(lists, (heading if entry is rejections[0] else "") + text, entry.name, "rejections", limit=1 << 62)
     for entry in decisions:
-        text = ("## Decisions\n" if not chosen["decisions"] else "") + lines[entry.name]
-        if not add(lists, text, entry.name, "decisions"):
-            break
+        opening = "## Decisions\n" if not chosen["decisions"] else ""
+        if add(lists, opening + told[entry.name], entry.name, "decisions"):
+            continue
+        if told[entry.name] != lines[entry.name] and add(lists, opening + lines[entry.name], entry.name, "decisions"):
+            continue  # its title without its gist
+        break
     # Router lines may take up to ROUTER_SHARE of the budget: reserve that much, fill the rest with
     # whole memories, then list the others (one shown in full needs no line).
     router = {"part": "router", "flags": router_flags}
