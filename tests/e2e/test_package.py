@@ -17,10 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out, source = tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("source") / "git-strata"
-    # A copy: the build writes build/ and *.egg-info into its source, and another worker may build too.
+def _build(tmp: Path) -> Path:
+    out, source = tmp / "dist", tmp / "source" / "git-strata"
+    # A copy: the build writes build/ and *.egg-info into its source.
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info",
                                                                  "__pycache__", ".*_cache", "corpus"))
     subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], check=True, capture_output=True)
@@ -34,6 +33,7 @@ def _env(bin_dir: Path, home: Path) -> dict[str, str]:
 
 
 def _works(env: dict[str, str], where: Path) -> None:
+    where.mkdir(parents=True, exist_ok=True)
     run = lambda *a: subprocess.run(a, cwd=where, env=env, capture_output=True, timeout=120)  # noqa: E731
     if shutil.which("man"):
         page = run("git", "strata", "--help")
@@ -47,7 +47,9 @@ def _works(env: dict[str, str], where: Path) -> None:
     assert found.returncode == 0 and b"notes/x" in found.stdout
 
 
-def test_the_build_makes_a_wheel_with_the_man_pages_and_an_sdist(dist: Path):
+def test_the_built_wheel_installs_with_pipx_uv_tool_and_pip_and_works(tmp_path: Path):
+    """One test, one build (the slowest step): each installer then gets the same wheel."""
+    dist = _build(tmp_path)
     wheel = next(dist.glob("git_strata-*.whl"))
     names = subprocess.run([sys.executable, "-m", "zipfile", "-l", str(wheel)], capture_output=True,
                            check=True).stdout.decode()
@@ -55,35 +57,25 @@ def test_the_build_makes_a_wheel_with_the_man_pages_and_an_sdist(dist: Path):
         assert f".data/data/share/man/man1/{page}" in names
     assert next(dist.glob("git_strata-*.tar.gz"))
 
-
-def test_pipx_installs_the_wheel_and_it_works(dist: Path, tmp_path: Path):
-    wheel = next(dist.glob("git_strata-*.whl"))
-    home = tmp_path / "home"
+    home = tmp_path / "pipx-home"  # pipx, as a user's ~/.local
     bin_dir, man_dir = home / ".local" / "bin", home / ".local" / "share" / "man"
     env = {**os.environ, "PIPX_HOME": str(home / "pipx"), "PIPX_BIN_DIR": str(bin_dir), "PIPX_MAN_DIR": str(man_dir)}
     subprocess.run([sys.executable, "-m", "pipx", "install", str(wheel)], env=env, check=True, capture_output=True,
                    timeout=600)
     assert (man_dir / "man1" / "git-strata.1").exists()
-    _works(_env(bin_dir, home), tmp_path)
+    _works(_env(bin_dir, home), tmp_path / "with-pipx")
 
+    uv, home = Path(sys.executable).parent / "uv", tmp_path / "uv-home"  # uv tool, with the README's MANPATH
+    env = {**os.environ, "UV_TOOL_DIR": str(home / "tools"), "UV_TOOL_BIN_DIR": str(home / "bin"),
+           "UV_CACHE_DIR": str(tmp_path / "uv-cache")}
+    subprocess.run([str(uv), "tool", "install", str(wheel)], env=env, check=True, capture_output=True, timeout=600)
+    tool_dir = subprocess.run([str(uv), "tool", "dir"], env=env, check=True, capture_output=True, text=True).stdout
+    man = Path(tool_dir.strip()) / "git-strata" / "share" / "man"
+    assert (man / "man1" / "git-strata.1").exists()
+    _works({**_env(home / "bin", home), "MANPATH": f"{man}:"}, tmp_path / "with-uv")
 
-def test_a_fresh_venv_installs_the_wheel_and_it_works(dist: Path, tmp_path: Path):
-    wheel = next(dist.glob("git_strata-*.whl"))
-    target = tmp_path / "venv"
+    target = tmp_path / "venv"  # a fresh venv and pip
     venv.create(target, with_pip=True)
     subprocess.run([str(target / "bin" / "pip"), "install", "-q", str(wheel)], check=True, capture_output=True,
                    timeout=600)
-    _works(_env(target / "bin", tmp_path), tmp_path)
-
-
-def test_uv_tool_installs_the_wheel_and_man_finds_its_pages_where_the_readme_says(dist: Path, tmp_path: Path):
-    uv = Path(sys.executable).parent / "uv"
-    wheel = next(dist.glob("git_strata-*.whl"))
-    home = tmp_path / "home"
-    env = {**os.environ, "UV_TOOL_DIR": str(home / "tools"), "UV_TOOL_BIN_DIR": str(home / "bin"),
-           "UV_CACHE_DIR": str(tmp_path / "cache")}
-    subprocess.run([str(uv), "tool", "install", str(wheel)], env=env, check=True, capture_output=True, timeout=600)
-    tool_dir = subprocess.run([str(uv), "tool", "dir"], env=env, check=True, capture_output=True, text=True).stdout
-    man = Path(tool_dir.strip()) / "git-strata" / "share" / "man"  # the README's MANPATH for uv tool
-    assert (man / "man1" / "git-strata.1").exists()
-    _works({**_env(home / "bin", home), "MANPATH": f"{man}:"}, tmp_path)
+    _works(_env(target / "bin", tmp_path), tmp_path / "with-pip")
