@@ -84,18 +84,40 @@ RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((kind, who, re.compi
     ("decision", "assistant", r"\b(?:i|we) (?:chose|picked|went with|switched to|opted for) " + _UNTIL),
     ("lesson", "assistant", r"\b(?:the )?root cause(?: was| is|:) " + _UNTIL),
     ("lesson", "assistant", r"\bthe (?:fix|solution) (?:was|is)(?: to)?:? " + _UNTIL),
-    ("lesson", "assistant", r"(?P<s>\b[^\n.!?]{8,120}\b(?:is not|isn'?t|are not|aren'?t) "
-                            r"(?:supported|available|installed|executable|allowed) [^\n.!?]*?)(?=[.!?](?:\s|$)|$)"),
-    ("lesson", "assistant", r"(?P<s>\b[^\n.!?]{8,120}\b(?:does not|doesn'?t|cannot|can'?t) support [^\n.!?]*?)"
-                            r"(?=[.!?](?:\s|$)|$)"),
     ("lesson", "assistant", r"\bi (?:see|found) the (?:issue|problem|cause)[.:!]?[ \t]*\n?[ \t]*(?:[-*][ \t]*)?"
                             + _UNTIL),
-    ("lesson", "assistant", r"(?P<s>\b[^\n.!?]{8,120}\b(?:does not|doesn't|cannot|can't|won't) "
-                            r"(?:accept|take|work with|run|resolve|load) [^\n.!?]*?)(?=[.!?](?:\s|$)|$)"),
     ("lesson", "assistant", r"(?:^|(?<=[.!?])[ \t]+)(?P<s>[^\n.!?]{12,200}?),? so i(?:'m| am|'ll| will) "
                             r"(?:switching|rerunning|retrying|falling back|using|doing|running) "),
     ("task", "assistant", r"\b(?:still need(?:s)? to|remaining:|will need to be done later:?) " + _UNTIL),
 ))
+# Lessons said as a sentence whose verb comes late ("`rg` is not executable in this environment"):
+# each pattern runs only on the sentence around a match of its trigger (a plain search over the
+# text), so a long reply costs a pass per trigger, not a backtracking scan from every word.
+CLAUSES: tuple[tuple[str, str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (kind, who, re.compile(trigger, re.I), re.compile(p, re.I)) for kind, who, trigger, p in (
+        ("lesson", "assistant", r"\b(?:is not|isn'?t|are not|aren'?t) (?:supported|available|installed|executable|"
+                                r"allowed)\b",
+         r"(?P<s>\b[^\n.!?]{8,120}\b(?:is not|isn'?t|are not|aren'?t) "
+         r"(?:supported|available|installed|executable|allowed) [^\n.!?]*)"),
+        ("lesson", "assistant", r"\b(?:does not|doesn'?t|cannot|can'?t|won'?t) (?:support|accept|take|work with|run|"
+                                r"resolve|load)\b",
+         r"(?P<s>\b[^\n.!?]{8,120}\b(?:does not|doesn'?t|cannot|can'?t|won'?t) "
+         r"(?:support|accept|take|work with|run|resolve|load) [^\n.!?]*)"),
+    ))
+SENTENCE = 400  # characters around a trigger a clause pattern looks at
+
+
+def _sentences(text: str, trigger: re.Pattern[str]) -> list[str]:
+    """The sentence around each match of `trigger` (at most SENTENCE characters of it)."""
+    found = []
+    for m in trigger.finditer(text):
+        start = max(text.rfind(c, 0, m.start()) for c in ".!?\n") + 1
+        ends = [i for i in (text.find(c, m.end()) for c in ".!?\n") if i >= 0]
+        end = min(ends) if ends else len(text)
+        found.append(text[max(start, m.start() - SENTENCE // 2): min(end, m.end() + SENTENCE // 2)])
+    return found
+
+
 # A user's short yes to what the agent offered: the offer becomes a decision.
 _YES = re.compile(r"\s*(?:yes|yeah|yep|yup|ja|sure|ok(?:ay)?|please do|go ahead|do it|do that|sounds good|perfect|"
                   r"perfekt|let'?s do (?:it|that|this)|all of (?:the above|them|it)|(?:option )?\d{1,2}|all|both)\b"
@@ -285,6 +307,11 @@ class Notes:
                 if who in ("any", t.role):
                     for m in pattern.finditer(text):
                         self._say(kind, m.group("s"), t.line)
+            for kind, who, trigger, pattern in CLAUSES:
+                if who in ("any", t.role):
+                    for sentence in _sentences(text, trigger):
+                        for m in pattern.finditer(sentence):
+                            self._say(kind, m.group("s"), t.line)
         if t.role == "assistant" and t.text.strip():
             for m in _NEXT.finditer(t.text):
                 for item in _ITEM.finditer(m["items"]):
