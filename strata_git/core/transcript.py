@@ -49,7 +49,10 @@ MAX_STATEMENTS = 2000  # kept from one stretch; a capture ends its stretch well 
 SAID_CHARS = 420_000  # what was said, kept for a model note-taker (notetaker.MAX_INPUT is sent)
 SAID_TURN = 8000  # characters of one turn kept for it
 
-_OPENS = r"(?:^|(?<=[.!?;])[ \t]+)[ \t]*(?:[-*][ \t]*|\d+[.)][ \t]+)?"  # a line's, a sentence's or an item's start
+# A line's, a sentence's or an item's start. Each sentence break gives one place to start from (the
+# character after its first blank): overlapping runs of blanks would make a line of spaces cost
+# time cubic in its length.
+_OPENS = r"(?:^|(?<=[.!?;][ \t]))[ \t]*(?:[-*][ \t]*|\d+[.)][ \t]+)?"
 _UNTIL = r"(?P<s>[^\n]+?)(?=[.!?](?:\s|$)|$)"  # to the end of the sentence (or of the line)
 _SAY = r"(?:go with|use|switch to|stick with|keep|move to|adopt|choose|pick|opt for|make|build|implement|add)"
 # (kind, who says it: user, assistant or either, pattern); `s` is the statement.
@@ -86,7 +89,7 @@ RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((kind, who, re.compi
     ("lesson", "assistant", r"\bthe (?:fix|solution) (?:was|is)(?: to)?:? " + _UNTIL),
     ("lesson", "assistant", r"\bi (?:see|found) the (?:issue|problem|cause)[.:!]?[ \t]*\n?[ \t]*(?:[-*][ \t]*)?"
                             + _UNTIL),
-    ("lesson", "assistant", r"(?:^|(?<=[.!?])[ \t]+)(?P<s>[^\n.!?]{12,200}?),? so i(?:'m| am|'ll| will) "
+    ("lesson", "assistant", r"(?:^|(?<=[.!?][ \t]))[ \t]*(?P<s>[^\n.!?]{12,200}?),? so i(?:'m| am|'ll| will) "
                             r"(?:switching|rerunning|retrying|falling back|using|doing|running) "),
     ("task", "assistant", r"\b(?:still need(?:s)? to|remaining:|will need to be done later:?) " + _UNTIL),
 ))

@@ -185,3 +185,14 @@ def test_capture_finds_what_real_sessions_decided(mem: Path):
     assert any(m.startswith("rejections/add-new-dependencies") for m in found["codex/behaviour-lab.jsonl"])
     assert any(m.startswith("decisions/approved-plan") for m in found["claude/pai-loop.jsonl"])
     assert any(m.startswith("decisions/der-plan-hat-5-phasen") for m in found["claude/pai-loop.jsonl"])
+
+
+def test_text_built_to_make_the_rules_backtrack_is_read_in_linear_time(mem: Path, tmp_path: Path):
+    """A line of 20,000 blanks after a full stop made one rule's overlapping blanks cost minutes (a
+    hostile web page an agent read is enough to get it into a transcript). The capture must finish:
+    the subprocess timeout is a hang guard, far above what linear time needs."""
+    hostile = ["." + " " * 20000 + "x", ".\t" * 10000, ("word " * 30 + "is not ") * 500, ". " * 20000]
+    t = tmp_path / "h.jsonl"
+    t.write_text("".join(claude_line(role, text, "h-1") for text in hostile for role in ("user", "assistant")))
+    proc = strata(mem, "capture", str(t), "--json")  # strata() gives up after 120 s
+    assert proc.returncode == 0 and json.loads(proc.stdout)["lines"] == [1, 8]
