@@ -48,6 +48,7 @@ RAW = 4096  # characters of a prompt, command or statement kept: redaction reads
 MAX_STATEMENTS = 2000  # kept from one stretch; a capture ends its stretch well before (capture.PART_STATEMENTS)
 SAID_CHARS = 420_000  # what was said, kept for a model note-taker (notetaker.MAX_INPUT is sent)
 SAID_TURN = 8000  # characters of one turn kept for it
+ANSWER_CHARS = 16_000  # of a tool result read for a user's answers (AskUserQuestion, ExitPlanMode)
 
 # A line's, a sentence's or an item's start. Each sentence break gives one place to start from (the
 # character after its first blank): overlapping runs of blanks would make a line of spaces cost
@@ -173,7 +174,27 @@ HARNESS = ("<command-name>", "<command-message>", "<command-args>", "<local-comm
            "<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
            "<turn_aborted>", "<user_action>", "<permissions instructions>", "<hook", "Hook ", "<subagent",
            "<post-tool-use-hook>", "<session-start-hook>", "<collaboration_mode>")
-_REMINDER = re.compile(r"<(system-reminder|user-prompt-submit-hook)>.*?</\1>\s*", re.S)
+_INJECTED = ("system-reminder", "user-prompt-submit-hook")  # blocks the harness puts inside a user turn
+
+
+def _without_injected(text: str) -> str:
+    """`text` without the harness's `<system-reminder>...</system-reminder>` (and hook) blocks, in
+    one pass (a regex's lazy scan to a closing tag that never comes would cost a pass per opening)."""
+    for tag in _INJECTED:
+        opening, closing = f"<{tag}>", f"</{tag}>"
+        if opening not in text:
+            continue
+        parts, at = [], 0
+        while (start := text.find(opening, at)) >= 0:
+            end = text.find(closing, start + len(opening))
+            if end < 0:
+                break  # never closed: the rest is kept as it is
+            parts.append(text[at:start])
+            at = end + len(closing)
+            while at < len(text) and text[at].isspace():
+                at += 1
+        text = "".join(parts) + text[at:]
+    return text
 
 
 def harness_text(text: str) -> bool:
@@ -232,7 +253,7 @@ def _claude(obj: dict, n: int) -> list[Turn] | None:
     results = [_text(b.get("content")) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
     side = obj.get("isSidechain") is True
     out = []
-    text = _REMINDER.sub("", _text(content)) if kind == "user" else _text(content)
+    text = _without_injected(_text(content)) if kind == "user" else _text(content)
     if text or tools:
         out.append(Turn(n, "assistant" if kind == "assistant" else "user", text, tools, side))
     out += [Turn(n, "tool", r, (), side) for r in results if r]
@@ -334,7 +355,7 @@ class Notes:
     def _answered(self, t: Turn) -> None:
         """A user's answers to the agent's questions (Claude Code AskUserQuestion) and a plan they
         approved (ExitPlanMode) come back as tool results: each is a decision."""
-        text = t.text.lstrip()
+        text = t.text.lstrip()[:ANSWER_CHARS]  # the harness's answer is short; any other text is cut
         if text.startswith(("User has answered your question", "User has approved your plan")):
             self._keep(t.line, "user (answer)", text + (f"\nThe plan: {self._plan}" if "approved" in text[:30] else ""))
         if text.startswith("User has answered your question"):

@@ -191,7 +191,7 @@ def test_text_built_to_make_the_rules_backtrack_is_read_in_linear_time(mem: Path
     """A line of 20,000 blanks after a full stop made one rule's overlapping blanks cost minutes (a
     hostile web page an agent read is enough to get it into a transcript). The capture must finish:
     the subprocess timeout is a hang guard, far above what linear time needs."""
-    hostile = ["." + " " * 20000 + "x", ".\t" * 10000, ("word " * 30 + "is not ") * 500, ". " * 20000]
+    hostile = ["." + " " * 20000 + "x", ".\t" * 10000, ("word " * 30 + "is not ") * 500, "<system-reminder>" * 20000]
     t = tmp_path / "h.jsonl"
     t.write_text("".join(claude_line(role, text, "h-1") for text in hostile for role in ("user", "assistant")))
     proc = strata(mem, "capture", str(t), "--json")  # strata() gives up after 120 s
