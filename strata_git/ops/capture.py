@@ -259,6 +259,7 @@ def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, run: _Run, c
     taken = {names.collision_key(n) for held in known[0].values() for _, n in held}
     mark = _where(harness, sid, first).encode()
     duplicates = 0
+    changed: set[str] | None = None  # active/ files changed since committed: asked of git once, when first needed
     source = f"{_where(harness, sid, first)}{last}.\n".encode()
     for draft in drafts:
         base, content = draft.base, draft.content
@@ -266,7 +267,9 @@ def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, run: _Run, c
         if held is not None:  # said before, here or in another session: that memory gains this source
             duplicates += 1
             path_, raw = held
-            if repo.status(path_):  # changed since committed: only a killed capture of this stretch is taken over
+            if changed is None:
+                changed = {path for _, path in repo.status("active", untracked="no")}
+            if path_ in changed:  # changed since committed: only a killed capture of this stretch is taken over
                 if mark in raw:
                     writes[path_] = raw
                     leftovers.add(path_)
@@ -376,7 +379,8 @@ def _noted(repo: Repo, path: str, s: stretch.Stretch) -> tuple[list[transcript.S
     from strata_git.core import notetaker
     from strata_git.store import summary
 
-    kind = repo.git("config", "--get", "strata.captureSummarizer", check=False).decode().strip()
+    settings = _capture_settings(repo)
+    kind = settings.get("strata.capturesummarizer", "")
     if not kind:
         return _summarized(repo, path, s.span)
     if kind not in NOTETAKERS:
@@ -387,13 +391,13 @@ def _noted(repo: Repo, path: str, s: stretch.Stretch) -> tuple[list[transcript.S
     else:
         found = shutil.which(kind)
         argv, why = ([found, *_CLI[kind][1:]], "") if found else ([], f"the {kind} CLI is not on PATH")
-        model = repo.git("config", "--get", "strata.captureModel", check=False).decode().strip() or _MODEL[kind][1]
+        model = settings.get("strata.capturemodel") or _MODEL[kind][1]
         argv += [_MODEL[kind][0], model] if argv and model else []
         argv += [INSTRUCTION] if argv and kind == "codex" else []
     if not argv:
         return None, why + "; the rules were used"
     text = _redacted(notetaker.render(s.notes.said))  # no secret leaves this machine
-    timeout = _seconds(repo.git("config", "--get", "strata.captureTimeout", check=False).decode().strip())
+    timeout = _seconds(settings.get("strata.capturetimeout", ""))
     with tempfile.TemporaryDirectory() as scratch:  # no project's settings or instructions apply there
         out, why = summary.run_command(argv, text.encode(), timeout, scratch, "note-taker", cap=False,
                                        env={NOTETAKER_ENV: "1"})
@@ -403,6 +407,12 @@ def _noted(repo: Repo, path: str, s: stretch.Stretch) -> tuple[list[transcript.S
     if isinstance(found_, str):
         return None, f"the note-taker's answer was refused ({found_}); the rules were used instead"
     return found_, f"noted by {kind} (prompt v{notetaker.PROMPT_VERSION}, {len(text):,} characters sent)"
+
+
+def _capture_settings(repo: Repo) -> dict[str, str]:
+    """This clone's `strata.capture*` settings, keys in lower case as git gives them, in one call."""
+    out = repo.git("config", "--get-regexp", r"^strata\.capture", check=False).decode("utf-8", "replace")
+    return {key: value.strip() for key, _, value in (line.partition(" ") for line in out.splitlines())}
 
 
 def _seconds(value: str) -> float:
