@@ -13,9 +13,10 @@ is read with tomlkit (which sees the comment that marks our table and tells an i
 a standard one) and our table is added at the end of the file as text that tomlkit renders;
 every result is read back with tomllib and must equal the input plus (or minus) our table.
 
-Each editor's `add(path, text, harness, memory)` gives the new text and the containers it
-created (names like "hooks.Stop"); `remove(path, text, harness, created)` takes those names back
-(None: not known, then a container goes if it held only git-strata's entries). Whatever cannot
+Each editor's `add(path, text, harness, memory, events)` gives the new text and the containers
+it created (names like "hooks.Stop"; `memory` None: the portable entries a project's files hold,
+see `command`); `remove(path, text, harness, created)` takes those names back (None: not known,
+then a container goes if it held only git-strata's entries). Whatever cannot
 be merged safely is refused with BadConfig, one line saying what is wrong and how to fix it.
 """
 
@@ -37,38 +38,63 @@ from strata_git.core.entries import shown
 from strata_git.errors import BadConfig
 
 MARK = "added by `git strata agent install`; `git strata agent uninstall` removes it"
+PORTABLE = "git-strata"  # found on PATH by name
 FIX = "fix the file (or move it aside), then run the command again"
 _A = {"object": "an object", "array": "a list", "string": "a string", "number": "a number",
       "literal": "true, false or null"}
 
 
 class Editor(NamedTuple):
-    add: Callable[[str, str, str, str], tuple[str, set[str]]]
+    add: Callable[[str, str, str, str | None, tuple[str, ...] | None], tuple[str, set[str]]]
     remove: Callable[[str, str, str, frozenset[str] | None], str]
 
 
-def command(event: str, harness: str, memory: str, exe: str | None = None) -> str:
+def command(event: str, harness: str, memory: str | None, exe: str | None = None) -> str:
+    """A hook entry's command. `memory` None: the portable form a project's files hold (`git-strata`
+    found on PATH, the memory found by where.memory on each machine); else this interpreter's
+    git-strata and the memory by path (for a user's own files)."""
+    if memory is None:
+        return f"{shlex.quote(exe or PORTABLE)} hook agent {event} --harness {harness}"
     return f"{shlex.quote(exe or executable())} hook agent {event} --harness {harness} --memory {shlex.quote(memory)}"
 
 
+def server(memory: str | None) -> dict:
+    """The MCP server entry (`memory` None: the portable form, as for `command`)."""
+    if memory is None:
+        return {"command": PORTABLE, "args": ["mcp"]}
+    return {"command": executable(), "args": ["mcp", "--memory", memory]}
+
+
 def is_ours(cmd: object, event: str, harness: str) -> bool:
-    """Whether a hook command is exactly one `command` writes (any git-strata executable, any memory)."""
+    """Whether a hook command is exactly one `command` writes (any git-strata executable, any memory
+    or none)."""
     try:
         words = shlex.split(cmd) if isinstance(cmd, str) else []
     except ValueError:
         return False
-    return len(words) == 8 and os.path.basename(words[0]) == "git-strata" \
-        and cmd == command(event, harness, words[7], words[0])
+    if len(words) not in (6, 8) or os.path.basename(words[0]) != "git-strata":
+        return False
+    return cmd == command(event, harness, words[7] if len(words) == 8 else None, words[0])
 
 
 # -- JSON: the hooks -----------------------------------------------------------------------------------
 
-def add_hooks(path: str, text: str, harness: str, memory: str) -> tuple[str, set[str]]:
+def add_hooks(path: str, text: str, harness: str, memory: str | None,
+              events: tuple[str, ...] | None = None) -> tuple[str, set[str]]:
+    """`text` with git-strata's hook for each of `events` (default: all the harness has), and
+    without its hooks for the harness's other events."""
     text, made = text if text.strip() else "{}\n", set()
     if _at(path, text, ["hooks"], "object") is None:
         text = jsonedit.insert(text, _there(path, text, [], "object"), "hooks", {})
         made.add("hooks")
+    wanted = EVENTS[harness] if events is None else events
     for event in EVENTS[harness]:
+        if event not in wanted:  # (an event's list left empty by that goes too)
+            stripped = _strip(path, text, harness, event)
+            groups = _at(path, stripped, ["hooks", event], "array", lenient=True)
+            text = _drop(path, stripped, ["hooks", event]) if stripped != text and groups is not None \
+                and not groups.members else stripped
+            continue
         group = {"hooks": [{"type": "command", "command": command(event, harness, memory), "timeout": TIMEOUTS[event]}]}
         groups = _at(path, text, ["hooks", event], "array")
         if groups is None:
@@ -136,9 +162,10 @@ def _strip(path: str, text: str, harness: str, event: str) -> str:
 
 # -- JSON: the MCP server ------------------------------------------------------------------------------
 
-def add_server(path: str, text: str, harness: str, memory: str) -> tuple[str, set[str]]:
+def add_server(path: str, text: str, harness: str, memory: str | None,
+               events: tuple[str, ...] | None = None) -> tuple[str, set[str]]:
     text, made = text if text.strip() else "{}\n", set()
-    want = {"command": executable(), "args": ["mcp", "--memory", memory]}
+    want = server(memory)
     if _at(path, text, ["mcpServers"], "object") is None:
         text = jsonedit.insert(text, _there(path, text, [], "object"), "mcpServers", {})
         made.add("mcpServers")
@@ -176,8 +203,8 @@ def _our_server(text: str, node: jsonedit.Node) -> bool:
         return False
     args = value["args"]
     return isinstance(value["command"], str) and os.path.basename(value["command"]) == "git-strata" \
-        and value.get("type", "stdio") == "stdio" and value.get("env", {}) == {} \
-        and isinstance(args, list) and len(args) == 3 and args[:2] == ["mcp", "--memory"] and isinstance(args[2], str)
+        and value.get("type", "stdio") == "stdio" and value.get("env", {}) == {} and isinstance(args, list) \
+        and (args == ["mcp"] or len(args) == 3 and args[:2] == ["mcp", "--memory"] and isinstance(args[2], str))
 
 
 # -- JSON: finding things --------------------------------------------------------------------------------
@@ -228,10 +255,11 @@ def _goes(created: frozenset[str] | None, name: str, held_ours: bool) -> bool:
 
 # -- TOML: Codex's MCP server ------------------------------------------------------------------------------
 
-def add_server_toml(path: str, text: str, harness: str, memory: str) -> tuple[str, set[str]]:
+def add_server_toml(path: str, text: str, harness: str, memory: str | None,
+                    events: tuple[str, ...] | None = None) -> tuple[str, set[str]]:
     bom, body = ("\ufeff", text[1:]) if text.startswith("\ufeff") else ("", text)
     doc = _toml(path, body)
-    want = {"command": executable(), "args": ["mcp", "--memory", memory]}
+    want = server(memory)
     old = _our_table(path, doc, lenient=False)
     if old is not None:
         if old == want:

@@ -29,6 +29,8 @@ import sys
 import time
 from typing import IO, TYPE_CHECKING, Any
 
+from strata_git.app import where
+
 if TYPE_CHECKING:
     from strata_git.app.vault import Vault
     from strata_git.gitio.git import Repo
@@ -72,8 +74,13 @@ def hook(event: str, harness: str, memory: str | None, stdin: IO[bytes] | None) 
         signal.setitimer(signal.ITIMER_REAL, max(0.001, until - time.monotonic()))
         try:
             payload = _payload(*_read_input(stdin, min(until, started + STDIN_WAIT)))
-            repo_dir = memory or (payload.get("cwd") if isinstance(payload.get("cwd"), str) else None) or "."
-            out = _answer(event, harness, repo_dir, payload, until)
+            found = where.memory(memory, payload["cwd"] if isinstance(payload.get("cwd"), str) else ".")
+            if found.path is None:
+                log(None, event, "answered without memory: " + where.MISSING, quiet=True)
+                out = {"systemMessage": where.MISSING} if event == "SessionStart" else {}
+            else:
+                repo_dir = found.path
+                out = _answer(event, harness, found, payload, until)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)  # before anything below: no alarm in a handler
     except _Late:
@@ -144,12 +151,20 @@ def _payload(stdin: bytes, ended: bool = True) -> dict:
     return data
 
 
-def _answer(event: str, harness: str, repo_dir: str, payload: dict, until: float) -> dict:
+def _answer(event: str, harness: str, found: where.Found, payload: dict, until: float) -> dict:
     from strata_git.app.vault import Vault
-    from strata_git.errors import Unavailable
+    from strata_git.errors import NotFound, Unavailable
 
+    repo_dir = found.path or "."
     if event in ("SessionStart", "UserPromptSubmit"):
-        vault = Vault.open(repo_dir)
+        try:
+            vault = Vault.open(repo_dir)
+        except NotFound as e:
+            if event != "SessionStart":
+                raise
+            log(repo_dir, event, f"answered without memory: {e.message}")
+            return {"systemMessage": f"git-strata: {found.source} names {repo_dir}, which is not a memory repository, "
+                                     "so memory is off here: point it at one (`git strata init PATH` makes one)"}
         try:
             with vault.impatient(until):
                 return _context(event, vault, payload)

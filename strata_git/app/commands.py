@@ -74,7 +74,8 @@ TABLE: tuple[Command, ...] = (
             "saved", _h("cmd_stats")),
     Command("mcp", "run the MCP server on stdio (for agents: see docs/agents.md for registering it)", _h("cmd_mcp"), (
         arg("--agent", help="the agent's name, recorded with every change it makes"),
-        arg("--memory", metavar="PATH", help="the memory repository (default: the one here)"),
+        arg("--memory", metavar="PATH",
+            help="the memory repository (default: STRATA_MEMORY, `git config strata.memory`, or the one here)"),
     )),
     Command("edit", "open an active memory in your editor and commit the result", _h("cmd_edit"), (
         arg("name", help="active memory to edit"),
@@ -165,12 +166,16 @@ TABLE: tuple[Command, ...] = (
                  "captured when that project says `git config strata.capture false`"),
     )),
     Command("agent", "install or uninstall the Claude Code / Codex hooks and MCP server entry "
-            "(`agent install claude-code`)", _h("cmd_agent"), (
-        arg("action", choices=("install", "uninstall")),
-        arg("harness", choices=("claude-code", "codex")),
+            "(`agent install claude-code`), or show where they are (`agent status`)", _h("cmd_agent"), (
+        arg("action", choices=("install", "uninstall", "status")),
+        arg("harness", nargs="?", choices=("claude-code", "codex"), help="(status: both when left out)"),
         arg("--scope", choices=("project", "user"), default="project",
-            help="project: the project's own config files (default); user: your home folder's"),
-        arg("--memory", metavar="PATH", help="the memory repository the hooks use (default: the one here)"),
+            help="project: the project's own config files, which name no path (default; the memory is found by "
+                 "`git config strata.memory`, which install sets, or STRATA_MEMORY); user: your home folder's, "
+                 "which name this memory by its path"),
+        arg("--memory", metavar="PATH",
+            help="the memory repository the hooks use (default: STRATA_MEMORY, `git config strata.memory`, "
+                 "or the one here)"),
         arg("--project", metavar="DIR", help="the project folder for --scope project (default: here)"),
         arg("--dry-run", action="store_true", help="print the diff of each file; change nothing"),
         arg("--summarizer", choices=("claude", "codex", "command", "rules"),

@@ -179,7 +179,21 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from strata_git.app import mcpserver
 
-    return mcpserver.main(agent=args.agent, path=args.memory or ".")
+    return mcpserver.main(agent=args.agent, path=_memory(args.memory))
+
+
+def _memory(explicit: str | None) -> str:
+    """The memory repository for what runs in a code project (where.memory), refused when none is set
+    (the hint never proposes making the code project a memory repository)."""
+    from strata_git.app import where
+    from strata_git.errors import NotFound
+
+    found = where.memory(explicit, ".")
+    if found.path is None:
+        raise NotFound(f"no memory repository is set on this machine, and {os.path.abspath('.')} is not one",
+                       f"give one with --memory PATH, or once for every project: `git config --global "
+                       f"{where.SETTING} PATH` (`git strata init PATH` makes one)")
+    return found.path
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
@@ -337,12 +351,24 @@ def cmd_agent(args: argparse.Namespace) -> int:
     from strata_git.app.vault import Vault
 
     home, project = os.path.expanduser("~"), os.path.abspath(args.project or ".")
-    noted = ""
+    if args.action == "status":
+        found = install.status(args.harness, project, home)
+        _emit(args, found.as_dict(), render.agent_status(found))
+        return 0
+    if args.harness is None:
+        raise StrataError(f"agent {args.action} needs a harness: claude-code or codex",
+                          f"git strata agent {args.action} claude-code")
+    noted, notes = "", []
     if args.action == "install":
-        vault = Vault.open(args.memory or ".")
+        vault = Vault.open(_memory(args.memory))
         memory = vault.repo.root
         noted = capture_noter(vault, args.summarizer) if args.summarizer else ""
-        changes = install.install(args.harness, args.scope, memory, project, home, args.dry_run)
+        events = tuple(e for e in install.EVENTS[args.harness]
+                       if vault.cfg.agent_prompt_hints or e != "UserPromptSubmit")
+        if args.scope == "project":  # the project's files name no path: this machine's setting finds the memory
+            notes = install.portable(memory, project, args.dry_run)
+        changes = install.install(args.harness, args.scope, memory if args.scope == "user" else None, project, home,
+                                  args.dry_run, events)
         if args.summarizer and not args.dry_run:
             vault.set_notetaker(args.summarizer)
     else:  # uninstall needs no memory repository: it removes whatever entries git-strata added
@@ -350,10 +376,10 @@ def cmd_agent(args: argparse.Namespace) -> int:
         changes = install.uninstall(args.harness, args.scope, project, home, args.dry_run)
     diff = install.diff(changes) if args.dry_run else ""
     _emit(args, {"action": args.action, "harness": args.harness, "scope": args.scope, "memory": memory,
-                 "dry_run": args.dry_run, "files": [c.path for c in changes], "diff": diff,
+                 "dry_run": args.dry_run, "files": [c.path for c in changes], "diff": diff, "notes": notes,
                  "summarizer": args.summarizer if args.action == "install" else None},
           render.agent_files(changes, args.action, args.harness, args.scope, diff, args.dry_run)
-          + (f"\nnote-taker: {noted}" if noted else ""))
+          + "".join(f"\nnote: {n}" for n in notes) + (f"\nnote-taker: {noted}" if noted else ""))
     return 0
 
 

@@ -21,10 +21,14 @@ import contextlib
 import hashlib
 import json
 import os
+import shlex
+import shutil
 import stat
+import tomllib
 from dataclasses import dataclass
 
-from strata_git.app import agentconfig
+from strata_git.app import agentconfig, where
+from strata_git.app.agents import EVENTS, HARNESSES, SERVER
 from strata_git.core.entries import shown
 from strata_git.errors import BadConfig, Refused
 
@@ -65,19 +69,130 @@ def targets(harness: str, scope: str, project: str, home: str) -> list[tuple[str
             (os.path.join(base, "config.toml"), agentconfig.SERVERS_TOML)]
 
 
-def install(harness: str, scope: str, memory: str, project: str, home: str, dry_run: bool = False) -> list[FileChange]:
-    """Add (or bring up to date) git-strata's hooks and MCP server for `memory`; the files changed."""
+def install(harness: str, scope: str, memory: str | None, project: str, home: str, dry_run: bool = False,
+            events: tuple[str, ...] | None = None) -> list[FileChange]:
+    """Add (or bring up to date) git-strata's hooks for `events` (default: all the harness has; its
+    other hooks go) and MCP server for `memory` (None: the portable entries that name no path); the
+    files changed."""
     try:
-        memory.encode("utf-8")
+        (memory or "").encode("utf-8")
     except UnicodeEncodeError:
         raise BadConfig("the memory repository's path is not valid UTF-8, which JSON and TOML cannot hold; "
                         "nothing was changed", "move or link the repository to a UTF-8 path") from None
     state = load_state(home)
     changes = [c for path, editor in targets(harness, scope, project, home)
-               if (c := _install(path, editor, harness, memory, state.files.get(path)))]
+               if (c := _install(path, editor, harness, memory, events, state.files.get(path)))]
     if not dry_run:
         apply(changes, state, home)
     return changes
+
+
+def portable(memory: str, project: str, dry_run: bool = False) -> list[str]:
+    """Make this machine's setting find `memory` from `project` (what portable entries need): set
+    `strata.memory` in ~/.gitconfig when nothing names a memory yet; refused when something else is
+    named. What was done, for the user (nothing when all was in place)."""
+    found = where.memory(None, project)
+    if found.path is not None and os.path.realpath(found.path) == os.path.realpath(memory):
+        return []
+    if found.path is not None:
+        raise Refused(f"{found.source} names {found.path}, not {memory}: the project's hooks would use that one; "
+                      "nothing was changed",
+                      f"switch with `git config --global {where.SETTING} {memory}`, or install with "
+                      f"--memory {found.path}")
+    if not dry_run:
+        where.remember(memory)
+    notes = [f"{'would set' if dry_run else 'set'} `{where.SETTING} = {memory}` in your global git config: "
+             "the project's files name no path, and each machine's own setting finds its memory"]
+    if not shutil.which(agentconfig.PORTABLE):
+        notes.append(f"{agentconfig.PORTABLE} is not on PATH here: the project's hooks call it by name "
+                     "(install it with pipx, or put its folder on PATH)")
+    return notes
+
+
+@dataclass(frozen=True)
+class Installed:
+    """git-strata's entries found in one harness's files at one scope."""
+
+    harness: str
+    scope: str
+    hooks: str  # the hooks file
+    events: tuple[str, ...]  # the events with a hook of ours
+    memories: tuple[str | None, ...]  # the memories those hooks name (None: portable), without repeats
+    server: str | None  # the file holding our MCP server, None: none
+    problems: tuple[str, ...]  # files that could not be read
+
+    def as_dict(self) -> dict:
+        return {"harness": self.harness, "scope": self.scope, "hooks_file": self.hooks, "events": list(self.events),
+                "memories": list(self.memories), "server_file": self.server, "problems": list(self.problems)}
+
+
+@dataclass(frozen=True)
+class AgentStatus:
+    installed: list[Installed]
+    memory: str | None  # what portable entries find from the project, None: nothing
+    source: str
+    on_path: str | None  # the git-strata found on PATH by name
+
+    def as_dict(self) -> dict:
+        return {"installed": [i.as_dict() for i in self.installed], "memory": self.memory, "source": self.source,
+                "on_path": self.on_path, "missing": None if self.memory else where.MISSING}
+
+
+def status(harness: str | None, project: str, home: str) -> AgentStatus:
+    """Where git-strata's entries are, for one harness or both, at both scopes (read only)."""
+    found = []
+    for h in (harness,) if harness else HARNESSES:
+        for scope in ("project", "user"):
+            (hooks, _), (servers, _) = targets(h, scope, project, home)
+            found.append(_installed(h, scope, hooks, servers))
+    memory = where.memory(None, project)
+    return AgentStatus(found, memory.path, memory.source, shutil.which(agentconfig.PORTABLE))
+
+
+def _installed(harness: str, scope: str, hooks: str, servers: str) -> Installed:
+    events: dict[str, None] = {}  # (dicts keep the order met, without repeats)
+    memories: dict[str | None, None] = {}
+    problems, server = [], None
+    try:
+        for event, cmd in _commands(_parsed(hooks), harness):
+            words = shlex.split(cmd)
+            events[event] = memories[words[7] if len(words) == 8 else None] = None
+    except (OSError, ValueError) as e:
+        problems.append(f"{shown(hooks)}: {e}")
+    try:
+        data = _parsed(servers)
+        table = data.get("mcp_servers" if servers.endswith(".toml") else "mcpServers") if isinstance(data, dict) \
+            else None
+        server = servers if isinstance(table, dict) and SERVER in table else None
+    except (OSError, ValueError) as e:
+        problems.append(f"{shown(servers)}: {e}")
+    return Installed(harness, scope, hooks, tuple(events), tuple(memories), server, tuple(problems))
+
+
+def _commands(data: object, harness: str) -> list[tuple[str, str]]:
+    """(event, command) of each of git-strata's hook entries in a hooks file's values."""
+    groups = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(groups, dict):
+        return []
+    found = []
+    for event in EVENTS[harness]:
+        listed = groups.get(event)
+        for group in listed if isinstance(listed, list) else []:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for entry in entries if isinstance(entries, list) else []:
+                cmd = entry.get("command") if isinstance(entry, dict) else None
+                if isinstance(cmd, str) and agentconfig.is_ours(cmd, event, harness):
+                    found.append((event, cmd))
+    return found
+
+
+def _parsed(path: str) -> object:
+    """A config file's values ({} when there is none); ValueError when unreadable."""
+    raw = _read(path)
+    if raw is None or not raw.strip():
+        return {}
+    text = raw.decode("utf-8").lstrip("\ufeff")
+    return tomllib.loads(text) if path.endswith(".toml") else json.loads(text)
 
 
 def uninstall(harness: str, scope: str, project: str, home: str, dry_run: bool = False) -> list[FileChange]:
@@ -90,10 +205,11 @@ def uninstall(harness: str, scope: str, project: str, home: str, dry_run: bool =
     return changes
 
 
-def _install(path: str, editor: agentconfig.Editor, harness: str, memory: str, rec: Record | None) -> FileChange | None:
+def _install(path: str, editor: agentconfig.Editor, harness: str, memory: str | None,
+             events: tuple[str, ...] | None, rec: Record | None) -> FileChange | None:
     raw = _read(path)
     text = _text(path, raw)
-    new, made = editor.add(path, text, harness, memory)
+    new, made = editor.add(path, text, harness, memory, events)
     after = new.encode("utf-8")
     if after == raw:
         return None

@@ -15,7 +15,7 @@ from strata_git.core.entries import clean, shown
 
 if TYPE_CHECKING:
     from strata_git.app.init import InitResult
-    from strata_git.app.install import FileChange
+    from strata_git.app.install import AgentStatus, FileChange
     from strata_git.app.reports import ArchiveState, Status
     from strata_git.core.entries import Entry
     from strata_git.ops import archive as archive_op
@@ -298,3 +298,23 @@ def agent_files(changes: list[FileChange], action: str, harness: str, scope: str
             for c in changes]
     return (diff if dry_run else "\n".join(done)) or \
         f"nothing to change: {harness} is already {action}ed at {scope} scope"
+
+
+def agent_status(found: AgentStatus) -> str:
+    from strata_git.app import where
+
+    lines = []
+    for i in found.installed:
+        if not i.events and not i.server and not i.problems:
+            lines.append(f"{i.harness}, {i.scope} scope: not installed")
+            continue
+        named = ", ".join("portable, no path" if m is None else f"memory {shown(m)}" for m in i.memories)
+        hooks = f"hooks for {', '.join(i.events)} in {shown(i.hooks)} ({named})" if i.events else "no hooks"
+        server = f"MCP server in {shown(i.server)}" if i.server else "no MCP server"
+        lines.append(f"{i.harness}, {i.scope} scope: {hooks}; {server}")
+        lines += [f"  cannot read {p}" for p in i.problems]
+    lines.append(f"memory for portable entries here: {shown(found.memory)} ({found.source})" if found.memory
+                 else where.MISSING)
+    lines.append(f"git-strata on PATH: {shown(found.on_path)}" if found.on_path
+                 else "git-strata is not on PATH: portable hooks cannot run here (install it with pipx)")
+    return "\n".join(lines)

@@ -210,6 +210,11 @@ def test_a_user_hook_that_mentions_git_strata_survives_and_an_old_entry_of_ours_
 @pytest.mark.parametrize("cmd, ours", [
     (agentconfig.command("Stop", "codex", "/m"), True),
     (agentconfig.command("Stop", "codex", MEMORY), True),
+    (agentconfig.command("Stop", "codex", None), True),  # the portable form a project's files hold
+    ("git-strata hook agent Stop --harness codex", True),
+    ("/usr/bin/git-strata hook agent Stop --harness codex", True),
+    ("git-strata hook agent Stop --harness codex --memory", False),
+    ("git-strata hook agent Stop --harness claude-code", False),
     ("git-strata hook agent Stop --harness codex --memory /m", True),
     ("/opt/bin/git-strata hook agent Stop --harness codex --memory '/a b'", True),
     ("git-strata hook agent Stop --harness codex --memory /m --extra", False),
@@ -445,7 +450,7 @@ def test_cli_codex_keeps_profiles_after_a_multi_line_string_holding_our_marker(m
     assert proc.returncode == 0, proc.stderr
     data = tomllib.loads((project / ".codex/config.toml").read_text())
     assert data["profiles"] == {"work": {"model": "o3"}} and BLOCK in data["notes"]
-    assert data["mcp_servers"]["git-strata"]["args"] == ["mcp", "--memory", str(mem)]
+    assert data["mcp_servers"]["git-strata"] == {"command": "git-strata", "args": ["mcp"]}  # no path in the project
     proc = strata(project, "agent", "uninstall", "codex")
     assert proc.returncode == 0 and proc.stdout.decode().splitlines() == [
         f"removed {project}/.codex/hooks.json", f"changed {project}/.codex/config.toml"]

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import BIN, git, strata
 from helpers.harness import claude_line, run_hook
+from strata_git.app import where
 
 SECRET = "AKIA" + "Z7QWERTYUIOPASDF"  # assembled at run time: this file holds no key
 
@@ -78,9 +79,13 @@ def test_hooks_fail_open_on_bad_input(seeded: Path, tmp_path: Path, stdin: bytes
 def test_hooks_fail_open_without_a_repository_and_write_nothing(tmp_path: Path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    for event in ("SessionStart", "UserPromptSubmit", "Stop"):
-        assert run_hook(empty, event, {"cwd": str(empty), "source": "startup"}, None) == {}
-        assert run_hook(empty, event, {"source": "startup"}, tmp_path / "missing") == {}
+    for event in ("SessionStart", "UserPromptSubmit", "Stop"):  # SessionStart says why, in one line, to the user
+        out = run_hook(empty, event, {"cwd": str(empty), "source": "startup"}, None)
+        assert out == ({"systemMessage": where.MISSING} if event == "SessionStart" else {})
+        out = run_hook(empty, event, {"source": "startup"}, tmp_path / "missing")
+        said = out.get("systemMessage", "")
+        assert f"--memory names {tmp_path / 'missing'}, which is not a memory repository" in said and "\n" not in said \
+            if event == "SessionStart" else out == {}
     assert list(empty.iterdir()) == []
 
 
@@ -161,9 +166,10 @@ def test_claude_code_install_merges_is_idempotent_and_uninstalls_byte_for_byte(m
     assert settings["permissions"] == {"allow": ["Bash(ls)"]}
     stop = [h["command"] for g in settings["hooks"]["Stop"] for h in g["hooks"]]
     assert stop[0] == "echo mine" and "hook agent Stop --harness claude-code" in stop[1]
-    assert set(settings["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"}
+    assert set(settings["hooks"]) == {"SessionStart", "PreCompact", "Stop", "SessionEnd"}  # hints are off
     servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
-    assert servers["other"] == {"command": "other-server"} and servers["git-strata"]["args"][:2] == ["mcp", "--memory"]
+    assert servers["other"] == {"command": "other-server"} and servers["git-strata"] == {"command": "git-strata",
+                                                                                          "args": ["mcp"]}
     installed = snapshot(project)
     again = strata(project, "agent", "install", "claude-code", "--memory", str(mem), "--json")
     assert json.loads(again.stdout)["files"] == [] and snapshot(project) == installed
@@ -183,7 +189,8 @@ def test_codex_user_install_keeps_toml_comments_and_uninstalls_byte_for_byte(mem
 
     assert set(tomllib.loads(text)["mcp_servers"]) == {"docs", "git-strata"}
     hooks = json.loads((home / ".codex/hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "Stop"}  # Codex has no SessionEnd
+    assert set(hooks) == {"SessionStart", "PreCompact", "Stop"}  # Codex has no SessionEnd; hints are off
+    assert all(f"--memory {mem}" in g["hooks"][0]["command"] for g in hooks["Stop"])  # user scope: by path
     assert strata(tmp_path, "agent", "uninstall", "codex", "--scope", "user").returncode == 0
     assert (home / ".codex/config.toml").read_text() == toml and not (home / ".codex/hooks.json").exists()
 
