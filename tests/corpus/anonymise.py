@@ -16,6 +16,7 @@ every key, it replaces:
 - with `--trim N`, a string over N characters that is not what a person or the agent said (a
   tool's output, a file's content, an injected instructions file) with its first N characters
   and `[trimmed: M characters]`: the corpus keeps what is labelled, not megabytes of tool output.
+  A Codex `request_user_input` call and its output (the person's answers) are never trimmed.
 """
 
 from __future__ import annotations
@@ -74,12 +75,38 @@ def walk(value: Any, names: list[str], trim: int = 0, keep: bool = False) -> Any
     return value
 
 
+ASKS = ("request_user_input",)  # Codex tools whose arguments ask the person and whose output is the answer
+
+
+def _asks(lines: list[str]) -> set[str]:
+    """The call ids of the questions put to the person (their outputs hold what the person said)."""
+    ids = set()
+    for line in lines:
+        if '"request_user_input"' in line:
+            try:
+                payload = json.loads(line).get("payload")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(payload, dict) and payload.get("name") in ASKS:
+                ids.add(payload.get("call_id"))
+    return ids
+
+
+def _asked(obj: Any, asks: set[str]) -> bool:
+    """Whether a line is a question put to the person or the person's answer (never trimmed)."""
+    payload = obj.get("payload") if isinstance(obj, dict) else None
+    return isinstance(payload, dict) and (payload.get("name") in ASKS or (
+        payload.get("type") == "function_call_output" and payload.get("call_id") in asks))
+
+
 def anonymise(lines: list[str], also: list[str], trim: int = 0) -> list[str]:
     names = sorted(set(also) | people("\n".join(lines)), key=len, reverse=True)
+    asks = _asks(lines)
     out = []
     for line in lines:
         try:
-            out.append(json.dumps(walk(json.loads(line), names, trim), ensure_ascii=False, separators=(",", ":")))
+            obj = json.loads(line)
+            out.append(json.dumps(walk(obj, names, trim, _asked(obj, asks)), ensure_ascii=False, separators=(",", ":")))
         except ValueError:
             out.append(scrub(line, names))
     return out

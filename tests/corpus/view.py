@@ -3,7 +3,8 @@
     python tests/corpus/view.py FILE.jsonl
 
 Shows user and assistant text (Claude Code `message` blocks, Codex `message` items and
-`event_msg` user messages), the questions the agent asked with AskUserQuestion and the plans it
+`event_msg` user messages), the questions the agent asked with AskUserQuestion (Claude Code) or
+request_user_input (Codex), with the answers, and the plans it
 put up with ExitPlanMode, and short tool results (where a user's answer comes back). Tool calls,
 their long outputs and reasoning are left out. Each entry starts with its line number: the number
 a label gives. Independent of git-strata's capture rules on purpose.
@@ -49,6 +50,11 @@ def entries(obj: dict) -> list[tuple[str, str]]:
                 found.append((payload["role"], text))
         elif kind == "event_msg" and payload.get("type") == "user_message" and isinstance(payload.get("message"), str):
             found.append(("user (event_msg)", payload["message"]))
+        elif kind == "response_item" and payload.get("name") == "request_user_input":
+            found.append(("assistant calls request_user_input", str(payload.get("arguments"))))
+        elif kind == "response_item" and payload.get("type") == "function_call_output" \
+                and '"answers"' in str(payload.get("output"))[:40]:
+            found.append(("user answers (request_user_input)", str(payload.get("output"))))
     return found
 
 
