@@ -28,7 +28,9 @@ corpus of real sessions by bench/capture_quality.py):
   how agents say what they chose, found or left ("I'll use X instead of Y", "root cause", "X is not
   available, so I'm switching", a "Next steps" list);
 - a **decision** for each answer the user gave to a choice the agent asked for (Claude Code
-  AskUserQuestion results), each plan the user approved (ExitPlanMode), and each short yes (or
+  AskUserQuestion results, Codex request_user_input answers, whose typed notes are read as the
+  user's words), each plan the user approved (ExitPlanMode; a Codex `<proposed_plan>` followed by
+  "Implement the plan." or a short yes), and each short yes (or
   option number) to what the agent had just offered ("Want me to add X?" then "yes please": "add X").
 """
 
@@ -80,6 +82,10 @@ RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((kind, who, re.compi
     ("rejection", "user", _OPENS + r"(?:please )?(?:don'?t|do not|never|stop|avoid|no need to) " + _UNTIL),
     ("rejection", "user", _OPENS + r"no (?:new|more|extra|other) " + _UNTIL),
     ("rejection", "user", r"\b(?:i'?d )?rather not " + _UNTIL),
+    ("rejection", "user", r"\bi (?:do ?n[o']?t|dont) (?:want|wanna|need)(?: to)? (?P<s>(?:use|have|keep|see|add) "
+                          r"[^\n]+?)(?=[.!?](?:\s|$)|$)"),
+    ("decision", "user", _OPENS + r"(?:let'?s |please |just |only )?(?P<s>focus (?:only )?on [^\n]+?)"
+                         r"(?=[.!?](?:\s|$)|$)"),
     ("rejection", "user", r"\b(?:nicht|keine?n?) (?=[^.!?\n]{0,60}\b(?:verwenden|nutzen|laden|machen|einbauen)\b)"
                           + _UNTIL),
     # how an agent says what it chose, found or left to do
@@ -103,12 +109,18 @@ CLAUSES: tuple[tuple[str, str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
                                 r"allowed)\b",
          r"(?P<s>\b[^\n.!?]{8,120}\b(?:is not|isn'?t|are not|aren'?t) "
          r"(?:supported|available|installed|executable|allowed) [^\n.!?]*)"),
+        # a user's "X should be Y": how they want the project to be (not a question)
+        ("decision", "user", r"\bshould (?:be|have|look|use|show|stay|support|always|never|only|also|not|work|keep|"
+                             r"match)\b|应该|必须",
+         r"(?P<s>(?:^|(?<=[.!;:]\s))[^\n.!?;]{3,160}?(?:\bshould (?:be|have|look|use|show|stay|support|always|never|"
+         r"only|also|not|work|keep|match)\b|应该|必须)[^\n?？]{3,240}?)(?=[.!。](?:\s|$)|$)"),
         ("lesson", "assistant", r"\b(?:does not|doesn'?t|cannot|can'?t|won'?t) (?:support|accept|take|work with|run|"
                                 r"resolve|load)\b",
          r"(?P<s>\b[^\n.!?]{8,120}\b(?:does not|doesn'?t|cannot|can'?t|won'?t) "
          r"(?:support|accept|take|work with|run|resolve|load) [^\n.!?]*)"),
     ))
 SENTENCE = 400  # characters around a trigger a clause pattern looks at
+TYPED = 1500  # a user turn longer than this is read by the user clauses no more (pasted or a template)
 
 
 def _sentences(text: str, trigger: re.Pattern[str]) -> list[str]:
@@ -125,11 +137,14 @@ def _sentences(text: str, trigger: re.Pattern[str]) -> list[str]:
 # A user's short yes to what the agent offered: the offer becomes a decision.
 _YES = re.compile(r"\s*(?:yes|yeah|yep|yup|ja|sure|ok(?:ay)?|please do|go ahead|do it|do that|sounds good|perfect|"
                   r"perfekt|let'?s do (?:it|that|this)|all of (?:the above|them|it)|(?:option )?\d{1,2}|all|both)\b"
-                  r"[^\n]{0,80}$", re.I)
+                  r"[^\n]{0,80}$|\s*(?:可以|好的?|行|没问题|同意|开始)[^\n]{0,40}$", re.I)
 _OFFER = re.compile(r"(?:want me to|would you like (?:me )?to|should i|shall i|do you want (?:me )?to|"
                     r"i can (?:also )?(?:next )?)(?P<s>[^\n?]{4,300})\?"
                     r"|\bif you(?:'d like| want| like)?,? i (?:can|could) (?:also |next )?(?P<t>[^\n?.]{4,300})", re.I)
-_ASKED = re.compile(r"(?:^|(?<=[.!:]\s))(?P<s>[^\n?.!]{8,300})\?")  # the agent's last question
+_ASKED = re.compile(r"(?:^|(?<=[.!:]\s)|(?<=[。！：]))(?P<s>[^\n?.!？。！]{8,300})[?？]")  # the agent's last question
+# The agent asking leave to do something (to run a command, to reach the network): a yes is no decision.
+_PERMISSION = re.compile(r"^\W*(?:may|can|could) i (?:run|execute|install|access|use the network)|network access",
+                         re.I)
 _OPTION = re.compile(r"^[ \t]*(?:[-*][ \t]*)?(?:\*\*)?(\d{1,2})[.)](?:\*\*)?[ \t]+(?P<s>[^\n]{4,300})$", re.M)
 _ANSWER = re.compile(r'"(?P<q>[^"\n]{1,400})"="(?P<a>[^"\n]{1,600})"')
 # A question that asks for a choice (not for a fact such as an address): its answer is a decision.
@@ -140,6 +155,9 @@ _NEXT = re.compile(r"^[ \t]*(?:#+[ \t]*|\*\*)?(?:next steps?|next|follow[- ]ups?
                    r"open items|nächste schritte)\b[^\n]{0,40}\n"
                    r"(?P<items>(?:[ \t]*(?:[-*]|\d{1,2}[.)])[ \t]+[^\n]+\n?)+)", re.I | re.M)
 _ITEM = re.compile(r"^[ \t]*(?:[-*]|\d{1,2}[.)])[ \t]+(?P<s>[^\n]+)$", re.M)
+_PROPOSED = re.compile(r"<proposed_plan>\s*(?P<plan>.{1,20000}?)\s*(?:</proposed_plan>|$)", re.S)  # Codex plan mode
+_IMPLEMENT = re.compile(r"\s*(?:implement (?:the|this) plan|(?:yes|ok(?:ay)?|sure|go ahead|looks good|lgtm)\b)"
+                        r"[^\n]{0,80}$", re.I)
 _TEMPLATE = re.compile(r"\[[a-z][a-z ]{2,40}\]|\{[a-z_][a-z_ ]{1,40}\}|\$ARGUMENTS")  # a prompt template's blanks
 
 
@@ -304,6 +322,7 @@ class Notes:
         self._said_chars = 0
         self._offer = ""  # the agent's last words: what a user's short yes accepts
         self._plan = ""  # the last plan the agent put up for approval
+        self._questions: dict[str, tuple[str, bool]] = {}  # Codex request_user_input: id -> (question, has options)
 
     def add(self, t: Turn) -> None:
         self.turns += 1
@@ -319,6 +338,8 @@ class Notes:
             _tool(name, args, self.files, self.commands)
             if name == "ExitPlanMode" and isinstance(args.get("plan"), str):
                 self._plan = args["plan"]
+            if name == "request_user_input":
+                self._questions = _questions(args)
         if t.role == "tool":
             self._answered(t)
         if (t.role == "assistant" or (t.role == "user" and not harness)) and t.text.strip():
@@ -326,21 +347,29 @@ class Notes:
         if t.role == "user" and not harness and not t.side:
             self._accepted(t)
         if t.role == "assistant" or (t.role == "user" and not harness):
-            text = t.text.replace("\u2019", "'")  # a typographic apostrophe, as agents write "isn’t"
-            for kind, who, pattern in RULES:
-                if who in ("any", t.role):
-                    for m in pattern.finditer(text):
-                        self._say(kind, m.group("s"), t.line)
-            for kind, who, trigger, pattern in CLAUSES:
-                if who in ("any", t.role):
-                    for sentence in _sentences(text, trigger):
-                        for m in pattern.finditer(sentence):
-                            self._say(kind, m.group("s"), t.line)
+            self._rules(t)
         if t.role == "assistant" and t.text.strip():
             for m in _NEXT.finditer(t.text):
                 for item in _ITEM.finditer(m["items"]):
                     self._say("task", item["s"], t.line)
             self._offer = t.text
+            plan = _PROPOSED.search(t.text)  # Codex plan mode puts its plan up in the reply itself
+            self._plan = plan["plan"] if plan else self._plan
+
+    def _rules(self, t: Turn) -> None:
+        text = t.text.replace("\u2019", "'")  # a typographic apostrophe, as agents write "isn’t"
+        for kind, who, pattern in RULES:
+            if who in ("any", t.role):
+                for m in pattern.finditer(text):
+                    self._say(kind, m.group("s"), t.line)
+        for kind, who, trigger, pattern in CLAUSES:
+            if who == "user" and len(text) > TYPED:
+                continue  # a prompt template's "each phase should be ..." is not the user's wish
+            if who in ("any", t.role):
+                for sentence in _sentences(text, trigger):
+                    for m in pattern.finditer(sentence):
+                        if not m.group("s").endswith(("吗", "呢")):  # a question without its mark
+                            self._say(kind, m.group("s"), t.line)
 
     def _say(self, kind: str, text: str, line: int) -> None:
         said = collapsed(text).strip(" .;:*`")
@@ -363,11 +392,44 @@ class Notes:
                 if _CHOICE.search(m["q"]):
                     self._say("decision", f"{m['q'].rstrip('?')}: {m['a']}", t.line)
         elif text.startswith("User has approved your plan") and self._plan:
-            head = next((line.strip("# *") for line in self._plan.splitlines() if line.strip("# *")), "")
-            self._say("decision", f"approved plan: {head}", t.line)
+            self._approved(t.line)
+        elif text.startswith('{"answers"') and self._questions:
+            self._user_answers(t)
+
+    def _approved(self, line: int) -> None:
+        head = next((row.strip("# *") for row in self._plan.splitlines() if row.strip("# *")), "")
+        self._say("decision", f"approved plan: {head}", line)
+
+    def _user_answers(self, t: Turn) -> None:
+        """The answers to Codex's request_user_input: each option picked for a question that offered
+        options is a decision ("question: option"); a note the user typed is read as what they said."""
+        try:
+            data = json.loads(t.text[:ANSWER_CHARS])
+        except (ValueError, RecursionError):
+            return
+        answers = data.get("answers") if isinstance(data, dict) else None
+        for key, value in answers.items() if isinstance(answers, dict) else ():
+            question, options = self._questions.get(key, (str(key).replace("_", " "), False))
+            picked = value.get("answers") if isinstance(value, dict) else None
+            for answer in picked if isinstance(picked, list) else []:
+                if not isinstance(answer, str):
+                    continue
+                if answer.startswith("user_note:"):
+                    note = answer.removeprefix("user_note:").strip()
+                    self._keep(t.line, "user (answer)", f"{question} {note}")
+                    self._rules(Turn(t.line, "user", note))
+                    self._say("decision", f"{question.rstrip('?')}: {note}", t.line)
+                else:
+                    self._keep(t.line, "user (answer)", f"{question} {answer}")
+                    if options:
+                        picked_one = answer.removesuffix(" (Recommended)")
+                        self._say("decision", f"{question.rstrip('?')}: {picked_one}", t.line)
 
     def _accepted(self, t: Turn) -> None:
         """A short yes (or an option's number) to what the agent just offered: what it offered."""
+        if self._plan and _PROPOSED.search(self._offer) and _IMPLEMENT.match(t.text):
+            self._approved(t.line)
+            return
         if not self._offer or len(t.text) > 120 or not _YES.match(t.text):
             return
         picked = re.match(r"\s*(?:option )?(\d{1,2})\b", t.text, re.I)
@@ -375,8 +437,8 @@ class Notes:
         if picked and picked[1] in options:
             self._say("decision", options[picked[1]], t.line)
             return
-        offers = [m["s"] or m["t"] for m in _OFFER.finditer(self._offer[-4000:])]
-        asked = [m["s"] for m in _ASKED.finditer(self._offer[-600:])]
+        offers = [o for m in _OFFER.finditer(self._offer[-4000:]) if not _PERMISSION.search(o := m["s"] or m["t"])]
+        asked = [m["s"] for m in _ASKED.finditer(self._offer[-600:]) if not _PERMISSION.search(m["s"])]
         if offers:
             self._say("decision", offers[-1], t.line)
         elif asked and not options:  # yes to whatever the agent last asked
@@ -387,6 +449,15 @@ class Notes:
     def digest(self) -> Digest:
         return Digest(self.asked, [safe(f) for f in list(self.files)[:MAX_ITEMS]], list(self.commands)[:MAX_ITEMS],
                       self.outcome, [Statement(k, text, line) for (k, text), line in self.statements.items()])
+
+
+def _questions(args: dict) -> dict[str, tuple[str, bool]]:
+    """Codex request_user_input's questions: id -> (question, whether it offered options)."""
+    found = {}
+    for q in args.get("questions") if isinstance(args.get("questions"), list) else []:
+        if isinstance(q, dict) and isinstance(q.get("id"), str) and isinstance(q.get("question"), str):
+            found[q["id"]] = (q["question"], bool(q.get("options")))
+    return found
 
 
 def _same(a: str, b: str) -> bool:

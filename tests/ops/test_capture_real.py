@@ -187,6 +187,40 @@ def test_capture_finds_what_real_sessions_decided(mem: Path):
     assert any(m.startswith("decisions/der-plan-hat-5-phasen") for m in found["claude/pai-loop.jsonl"])
 
 
+def test_codex_answers_to_request_user_input_and_an_approved_proposed_plan_are_decisions(mem: Path, tmp_path: Path):
+    """Codex asks with request_user_input (the answers come back as the call's output, a note the
+    person typed as `user_note: ...`) and, in plan mode, puts a `<proposed_plan>` in its reply that
+    the person approves with "Implement the plan."."""
+    asked = {"questions": [
+        {"id": "store", "header": "Store", "question": "Where should sessions be kept?",
+         "options": [{"label": "SQLite (Recommended)", "description": "one file"}, {"label": "Postgres"}]},
+        {"id": "name", "header": "Name", "question": "What is the project called?"}]}
+    answers = {"answers": {"store": {"answers": ["SQLite (Recommended)",
+                                                 "user_note: keep it local. Avoid any hosted database"]},
+                           "name": {"answers": ["Ledger"]}}}
+    lines = [{"type": "session_meta", "timestamp": "2026-07-10T08:00:00Z", "payload": {"id": "ask-1"}},
+             {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+                 {"type": "input_text", "text": "Plan the session store."}]}},
+             {"type": "response_item", "payload": {"type": "function_call", "name": "request_user_input",
+                                                   "arguments": json.dumps(asked), "call_id": "c1"}},
+             {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1",
+                                                   "output": json.dumps(answers)}},
+             {"type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [
+                 {"type": "output_text", "text": "<proposed_plan>\n# Local session ledger\n- one SQLite file\n"
+                                                 "</proposed_plan>"}]}},
+             {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+                 {"type": "input_text", "text": "Implement the plan."}]}}]
+    t = tmp_path / "rollout-ask.jsonl"
+    t.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    report = json.loads(strata(mem, "capture", str(t), "--json").stdout)
+    made = report["memories"]
+    assert any(m.startswith("decisions/where-should-sessions-be-kept-sqlite") for m in made)
+    assert any(m.startswith("decisions/where-should-sessions-be-kept-keep-it-local") for m in made)
+    assert any(m.startswith("rejections/any-hosted-database") for m in made)  # the note is read as the user's words
+    assert any(m.startswith("decisions/approved-plan-local-session-ledger") for m in made)
+    assert not any("project-called" in m for m in made)  # a question without options asks for a fact
+
+
 def test_text_built_to_make_the_rules_backtrack_is_read_in_linear_time(mem: Path, tmp_path: Path):
     """A line of 20,000 blanks after a full stop made one rule's overlapping blanks cost minutes (a
     hostile web page an agent read is enough to get it into a transcript). The capture must finish:
