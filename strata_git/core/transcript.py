@@ -454,7 +454,8 @@ class Notes:
 def _questions(args: dict) -> dict[str, tuple[str, bool]]:
     """Codex request_user_input's questions: id -> (question, whether it offered options)."""
     found = {}
-    for q in args.get("questions") if isinstance(args.get("questions"), list) else []:
+    asked = args.get("questions")
+    for q in asked if isinstance(asked, list) else []:
         if isinstance(q, dict) and isinstance(q.get("id"), str) and isinstance(q.get("question"), str):
             found[q["id"]] = (q["question"], bool(q.get("options")))
     return found
