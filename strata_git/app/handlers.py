@@ -177,9 +177,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from strata_git.app import mcpserver
+    from strata_git.app import mcpserver, where
 
-    return mcpserver.main(agent=args.agent, path=_memory(args.memory))
+    # (a server started where no memory is set still answers: each tool says so, in one line)
+    return mcpserver.main(agent=args.agent, path=where.memory(args.memory, ".").path)
 
 
 def _memory(explicit: str | None) -> str:

@@ -66,7 +66,7 @@ class Server:
     """The tools, over one Vault (opened lazily, so a server started outside a memory
     repository still answers, with an error result saying where it looked)."""
 
-    def __init__(self, path: str = ".", agent: str | None = None) -> None:
+    def __init__(self, path: str | None = ".", agent: str | None = None) -> None:
         self.path = path
         self.agent = hygiene.agent_name(agent)
         self._vault: Vault | None = None
@@ -77,8 +77,12 @@ class Server:
         from strata_git.core import config
 
         if self._vault is None:
+            from strata_git.app import where
             from strata_git.app.vault import Vault
+            from strata_git.errors import NotFound
 
+            if self.path is None:  # (where.memory found none: the hint never proposes making the project one)
+                raise NotFound(where.MISSING.removeprefix("git-strata: "), "then restart the MCP server")
             self._vault = Vault.open(self.path)
             self._vault.agent = self.agent
             self._vault.watch_files()  # a server searches again and again: the kernel says what changed
@@ -295,7 +299,7 @@ def build(server: Server) -> MCPServer:
     return app
 
 
-def main(agent: str | None = None, path: str = ".") -> int:
+def main(agent: str | None = None, path: str | None = ".") -> int:
     import logging
 
     logging.basicConfig(level=logging.WARNING)  # to stderr

@@ -140,14 +140,35 @@ def document(title: str, tags: Iterable[str], type_: str, name: str, body: dict[
             spelled_out(counted_terms(Counter(tokens(name.replace("/", " "))), counted_terms(body))))
 
 
+# Words that frame a question to memory ("what did we decide about login?") rather than name what
+# it is about: dropped from a query that has other words (their stems: a query is stemmed first).
+ASKING = frozenset(_STEMMER.stemWords("""
+decide decided remember recall remind know knew tell told say said think thought agree agreed discuss
+discussed mention mentioned talk talked again ever please anything something thing things stuff
+""".split()))
+_PICTO_TERM = re.compile(r"^u[0-9a-f]{4,5}$")  # a pictograph's spelling (see tokens)
+PREFIX = "\0"  # marks a query term to be matched as the start of a word (see `prefixable`)
+MIN_PREFIX = 4
+
+
 def query_terms(query: str) -> list[str]:
-    """A query's distinct terms (stop words dropped, stemmed), at most MAX_QUERY_TERMS."""
-    return list(dict.fromkeys(terms(tokens(query))))[:MAX_QUERY_TERMS]
+    """A query's distinct terms (stop words dropped, stemmed; the words that only frame a question,
+    ASKING, dropped too when any other word is left), at most MAX_QUERY_TERMS."""
+    found = list(dict.fromkeys(terms(tokens(query))))
+    return ([t for t in found if t not in ASKING] or found)[:MAX_QUERY_TERMS]
+
+
+def prefixable(term: str) -> bool:
+    """Whether a query term no memory holds may be looked for as a word's start ("cockroach" finds
+    "CockroachDB"): a word of MIN_PREFIX characters or more, not CJK (whose pieces are matched)."""
+    return len(term) >= MIN_PREFIX and not _CJK_RUN.match(term) and not _PICTO_TERM.match(term)
 
 
 def expression(terms: list[str]) -> str:
-    """An FTS5 MATCH expression: each term quoted (so no text is ever FTS5 syntax), OR-ed."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    """An FTS5 MATCH expression: each term quoted (so no text is ever FTS5 syntax), OR-ed; a term
+    marked with PREFIX matches any word it starts."""
+    return " OR ".join('"' + t.lstrip(PREFIX).replace('"', '""') + '"' + ("*" if t.startswith(PREFIX) else "")
+                       for t in terms)
 
 
 def match_expression(query: str) -> str:

@@ -86,14 +86,19 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> list[tuple[str, flo
     out = []
     for t in terms:
         row = db.execute("SELECT doc FROM docs_vocab WHERE term = ?", (t,)).fetchone()
-        if not row or not row[0]:
+        n, term = (row[0] if row else 0), t
+        if not n and textindex.prefixable(t):  # a word no memory holds is looked for as the start of one
+            row = db.execute("SELECT sum(doc) FROM docs_vocab WHERE term > ? AND term < ?", (t, t + "\uffff")
+                             ).fetchone()
+            n, term = (row[0] or 0 if row else 0), textindex.PREFIX + t
+        if not n:
             continue
-        n = row[0]
-        if n > total:  # counts not yet written (inside a transaction): count the rows instead
-            total = db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)"
-                               ).fetchone()[0]
+        if n > total:  # counts not yet written (inside a transaction), or a prefix's summed: count the rows
+            total = max(total, db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)"
+                                          ).fetchone()[0])
+            n = min(n, total)
         classic = math.log((total - n + 0.5) / (n + 0.5))
-        out.append((t, math.log(1 + (total - n + 0.5) / (n + 0.5)) / (classic if classic > 0 else 1e-6)))
+        out.append((term, math.log(1 + (total - n + 0.5) / (n + 0.5)) / (classic if classic > 0 else 1e-6)))
     return out
 
 

@@ -351,7 +351,7 @@ def test_a_server_outside_a_memory_repository_answers_with_an_error(tmp_path: Pa
         return await call(s, "status", {})
 
     err, text = session(tmp_path, body)
-    assert err and "git strata init" in text
+    assert err and "no memory repository is set" in text and f"git strata init {tmp_path}" not in text
 
 
 def test_descriptor_1_points_at_stderr_while_serving(mem: Path):
