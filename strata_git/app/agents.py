@@ -163,8 +163,11 @@ def _answer(event: str, harness: str, found: where.Found, payload: dict, until: 
             if event != "SessionStart":
                 raise
             log(repo_dir, event, f"answered without memory: {e.message}")
-            return {"systemMessage": f"git-strata: {found.source} names {repo_dir}, which is not a memory repository, "
-                                     "so memory is off here: point it at one (`git strata init PATH` makes one)"}
+            from strata_git.core.entries import shown  # (a path may hold a newline or a terminal escape)
+
+            return {"systemMessage": f"git-strata: {found.source} names {shown(repo_dir)}, which is not a memory "
+                                     "repository, so memory is off here: point it at one (`git strata init PATH` "
+                                     "makes one)"}
         try:
             with vault.impatient(until):
                 return _context(event, vault, payload)
