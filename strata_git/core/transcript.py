@@ -24,14 +24,16 @@ corpus of real sessions by bench/capture_quality.py):
   are left out), and the outcome (the assistant's last words, not a reply to a notification);
 - a **decision**, **rejection**, **lesson** or **task** for each statement in RULES, by who says it:
   the explicit markers anyone may write (`Decision:`, `TODO:`, "we decided to", "turns out"); how
-  users say what to do and not to ("let's use", "go with", "I want to switch", "don't", "no new");
+  users say what to do and not to ("let's use", "go with", "I want to switch", "can you add", "make
+  sure", "use X instead of Y", a list under "it should", "don't", "no new", "we don't need");
   how agents say what they chose, found or left ("I'll use X instead of Y", "root cause", "X is not
   available, so I'm switching", a "Next steps" list);
 - a **decision** for each answer the user gave to a choice the agent asked for (Claude Code
   AskUserQuestion results, Codex request_user_input answers, whose typed notes are read as the
   user's words), each plan the user approved (ExitPlanMode; a Codex `<proposed_plan>` followed by
   "Implement the plan." or a short yes), and each short yes (or
-  option number) to what the agent had just offered ("Want me to add X?" then "yes please": "add X").
+  option number) to what the agent had just offered ("Want me to add X?" then "yes please": "add X"),
+  or, when it asked nothing, to what it last suggested ("I'd suggest X").
 """
 
 from __future__ import annotations
@@ -57,31 +59,46 @@ ANSWER_CHARS = 16_000  # of a tool result read for a user's answers (AskUserQues
 # time cubic in its length.
 _OPENS = r"(?:^|(?<=[.!?;][ \t]))[ \t]*(?:[-*][ \t]*|\d+[.)][ \t]+)?"
 _UNTIL = r"(?P<s>[^\n]+?)(?=[.!?](?:\s|$)|$)"  # to the end of the sentence (or of the line)
-_SAY = r"(?:go with|use|switch to|stick with|keep|move to|adopt|choose|pick|opt for|make|build|implement|add)"
-# (kind, who says it: user, assistant or either, pattern); `s` is the statement.
+_SAY = (r"(?:go with|use|switch to|stick with|keep|move to|adopt|choose|pick|opt for|make|build|implement|add|"
+        r"turn on|turn off|enable|disable|host|deploy|try|call it|name it|rename|replace|remove|delete|drop|"
+        r"do(?= )(?! (?:it|that|this|so)\b))")
+_BUILD = (r"(?:add|make|create|implement|build|use|switch|turn on|turn off|enable|disable|remove|delete|replace|"
+          r"rename|change)")
+# (kind, who says it: user, assistant, either ("any") or a user turn short enough to be typed by hand
+# ("typed": a template's "make sure to ..." is not the user's wish), pattern); `s` is the statement.
 RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((kind, who, re.compile(p, re.I | re.M))
                                                             for kind, who, p in (
     # markers anyone may write
     ("decision", "any", _OPENS + r"(?:decision|decided)[ \t]*:[ \t]*" + _UNTIL),
+    ("decision", "any", r"\b(?:entscheidung|entschieden)[ \t]*:[ \t]*" + _UNTIL),
     ("decision", "any", r"\bwe(?:'ve| have)? decided (?:to |that |on )" + _UNTIL),
     ("rejection", "any", _OPENS + r"(?:rejected|rejection|ruled out)[ \t]*:[ \t]*" + _UNTIL),
     ("rejection", "any", r"\bwe (?:will not|won't|decided not to) " + _UNTIL),
     ("rejection", "any", r"\bruled out (?!:)" + _UNTIL),
-    ("lesson", "any", _OPENS + r"(?:lesson|lesson learned|learned|til)[ \t]*:[ \t]*" + _UNTIL),
+    ("lesson", "any", _OPENS + r"(?:lesson|lesson learned|learned|learning(?: \d{1,2})?|til)[ \t]*:[ \t]*" + _UNTIL),
     ("lesson", "any", r"\b(?:lesson learned|it turns out|turns out)[:,]? (?:that )?" + _UNTIL),
     ("task", "any", _OPENS + r"(?:todo|to do|task|next step|next|follow[- ]up)[ \t]*:[ \t]*" + _UNTIL),
     ("task", "any", r"\b(?:left to do|still to do)[:,]? " + _UNTIL),
     # how a user says what to do and what not to
-    ("decision", "user", r"\b(?:let'?s|we(?:'ll| will| should)|i(?:'d| would)? (?:want|like|prefer) (?:to|you to|we)|"
+    ("decision", "user", r"\b(?:let'?s|we(?:'ll| will| should)|i(?:'ll| will)|i(?:'d| would)? (?:want|like|prefer) "
+                         r"(?:to|you to|we)|"
                          r"please) (?P<s>" + _SAY + r" [^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("decision", "user", r"\b(?:go|going) with " + _UNTIL),
     ("decision", "user", r"\bi want (?:my|the|a|an|this|it|them|all|you to) " + _UNTIL),
     ("decision", "user", r"\bi want to (?P<s>(?:update|change|remove|switch|use|move|keep|have|make|drop|replace|add) "
                          r"[^\n]+?)(?=[.!?](?:\s|$)|$)"),
+    ("decision", "user", r"\b(?:can|could|would) you (?:please )?(?P<s>" + _BUILD + r" [^\n]+?)(?=[.!?](?:\s|$)|$)"),
+    ("decision", "user", r"\b(?P<s>use [^\n.!?]{2,80}? instead of [^\n]+?)(?=[.!?](?:\s|$)|$)"),
+    ("decision", "typed", r"\b(?:make sure|ensure)(?: that)? " + _UNTIL),
+    ("decision", "typed", r"\b(?:sicherstellen|sicher gehen),? dass " + _UNTIL),
+    ("decision", "user", r"帮我(?P<s>(?:补充|添加|增加|加上|实现|改成|换成|改为|使用|去掉|删除)[^\n。？！]{2,200})"),
     ("decision", "user", r"\bwir (?:nehmen|verwenden|nutzen|bleiben bei) " + _UNTIL),
     ("rejection", "user", _OPENS + r"(?:please )?(?:don'?t|do not|never|stop|avoid|no need to) " + _UNTIL),
     ("rejection", "user", _OPENS + r"no (?:new|more|extra|other) " + _UNTIL),
     ("rejection", "user", r"\b(?:i'?d )?rather not " + _UNTIL),
+    ("rejection", "user", r"\b(?P<s>(?:we|you) (?:don'?t|do not|won'?t) need [^\n]+?)(?=[.!?](?:\s|$)|$)"),
+    ("rejection", "user", r"\bi (?:don'?t|do not) think (?P<s>we need [^\n]+?)(?=[.!?](?:\s|$)|$)"),
+    ("rejection", "user", r"(?P<s>(?:没有必要|不需要)[^\n。？！]{2,200})"),
     ("rejection", "user", r"\bi (?:do ?n[o']?t|dont) (?:want|wanna|need)(?: to)? (?P<s>(?:use|have|keep|see|add) "
                           r"[^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("decision", "user", _OPENS + r"(?:let'?s |please |just |only )?(?P<s>focus (?:only )?on [^\n]+?)"
@@ -111,9 +128,9 @@ CLAUSES: tuple[tuple[str, str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
          r"(?:supported|available|installed|executable|allowed) [^\n.!?]*)"),
         # a user's "X should be Y": how they want the project to be (not a question)
         ("decision", "user", r"\bshould (?:be|have|look|use|show|stay|support|always|never|only|also|not|work|keep|"
-                             r"match)\b|应该|必须",
+                             r"match)\b|\bsoll(?:te|test|ten|en)?\b|应该|必须",
          r"(?P<s>(?:^|(?<=[.!;:]\s))[^\n.!?;]{3,160}?(?:\bshould (?:be|have|look|use|show|stay|support|always|never|"
-         r"only|also|not|work|keep|match)\b|应该|必须)[^\n?？]{3,240}?)(?=[.!。](?:\s|$)|$)"),
+         r"only|also|not|work|keep|match)\b|\bsoll(?:te|test|ten|en)?\b|应该|必须)[^\n?？]{3,240}?)(?=[.!。](?:\s|$)|$)"),
         ("lesson", "assistant", r"\b(?:does not|doesn'?t|cannot|can'?t|won'?t) (?:support|accept|take|work with|run|"
                                 r"resolve|load)\b",
          r"(?P<s>\b[^\n.!?]{8,120}\b(?:does not|doesn'?t|cannot|can'?t|won'?t) "
@@ -141,6 +158,9 @@ _YES = re.compile(r"\s*(?:yes|yeah|yep|yup|ja|sure|ok(?:ay)?|please do|go ahead|
 _OFFER = re.compile(r"(?:want me to|would you like (?:me )?to|should i|shall i|do you want (?:me )?to|"
                     r"i can (?:also )?(?:next )?)(?P<s>[^\n?]{4,300})\?"
                     r"|\bif you(?:'d like| want| like)?,? i (?:can|could) (?:also |next )?(?P<t>[^\n?.]{4,300})", re.I)
+# What the agent suggests, when it asked nothing ("I'd suggest X." then "ok"): the last one counts.
+_SUGGEST = re.compile(r"\bi(?:'d| would)? (?:suggest|recommend)(?: that)?(?: we)? (?P<s>[^\n?.]{8,300})"
+                      r"|建议(?P<c>[^\n。？！（(*]{8,200})", re.I)
 _ASKED = re.compile(r"(?:^|(?<=[.!:]\s)|(?<=[。！：]))(?P<s>[^\n?.!？。！]{8,300})[?？]")  # the agent's last question
 # The agent asking leave to do something (to run a command, to reach the network): a yes is no decision.
 _PERMISSION = re.compile(r"^\W*(?:may|can|could) i (?:run|execute|install|access|use the network)|network access",
@@ -154,6 +174,9 @@ _CHOICE = re.compile(r"\b(?:which|how should|should|shall|prefer|want|approach|o
 _NEXT = re.compile(r"^[ \t]*(?:#+[ \t]*|\*\*)?(?:next steps?|next|follow[- ]ups?|todo|to do|remaining(?: work)?|"
                    r"open items|nächste schritte)\b[^\n]{0,40}\n"
                    r"(?P<items>(?:[ \t]*(?:[-*]|\d{1,2}[.)])[ \t]+[^\n]+\n?)+)", re.I | re.M)
+# What a user asks the project to be, as a list: "it should" / "Requirements:" and the items under it.
+_WANTS = re.compile(r"^[^\n]{0,120}\b(?:should|must|needs? to|requirements?|we need|i want|i need)\b[ \t:]*\n"
+                    r"(?P<items>(?:[ \t]*(?:[-*]|\d{1,2}[.)])[ \t]+[^\n]+\n?)+)", re.I | re.M)
 _ITEM = re.compile(r"^[ \t]*(?:[-*]|\d{1,2}[.)])[ \t]+(?P<s>[^\n]+)$", re.M)
 _PROPOSED = re.compile(r"<proposed_plan>\s*(?P<plan>.{1,20000}?)\s*(?:</proposed_plan>|$)", re.S)  # Codex plan mode
 _IMPLEMENT = re.compile(r"\s*(?:implement (?:the|this) plan|(?:yes|ok(?:ay)?|sure|go ahead|looks good|lgtm)\b)"
@@ -358,8 +381,12 @@ class Notes:
 
     def _rules(self, t: Turn) -> None:
         text = t.text.replace("\u2019", "'")  # a typographic apostrophe, as agents write "isn’t"
+        typed = t.role == "user" and len(text) <= TYPED
+        for m in _WANTS.finditer(text) if typed else ():
+            for item in _ITEM.finditer(m["items"]):
+                self._say("decision", item["s"], t.line)
         for kind, who, pattern in RULES:
-            if who in ("any", t.role):
+            if who in ("any", t.role) or (who == "typed" and typed):
                 for m in pattern.finditer(text):
                     self._say(kind, m.group("s"), t.line)
         for kind, who, trigger, pattern in CLAUSES:
@@ -443,6 +470,8 @@ class Notes:
             self._say("decision", offers[-1], t.line)
         elif asked and not options:  # yes to whatever the agent last asked
             self._say("decision", asked[-1], t.line)
+        elif suggested := [m["s"] or m["c"] for m in _SUGGEST.finditer(self._offer[-4000:])]:
+            self._say("decision", suggested[-1], t.line)
         elif options and "?" in self._offer[-300:] and re.match(r"\s*(?:yes|ja|all|both|sure|ok)", t.text, re.I):
             self._say("decision", "; ".join(options.values()), t.line)
 
