@@ -190,15 +190,18 @@ def _answer(event: str, harness: str, found: where.Found, payload: dict, until: 
 
 
 def _context(event: str, vault: Vault, payload: dict[str, Any]) -> dict[str, Any]:
-    """SessionStart's boot context, or UserPromptSubmit's hints."""
+    """SessionStart's boot context, or UserPromptSubmit's hints: the session's project (the one its
+    folder is in) first."""
+    cwd = payload.get("cwd")
+    project = where.project(cwd) if isinstance(cwd, str) else None
     if event == "SessionStart":
         source: str = payload["source"] if payload.get("source") in ("startup", "resume", "clear", "compact") \
             else "startup"
-        return _context_answer(event, session_start(vault, source))
+        return _context_answer(event, session_start(vault, source, project))
     prompt = payload.get("prompt")
     if not vault.cfg.agent_prompt_hints or not isinstance(prompt, str):
         return {}
-    return _context_answer(event, prompt_hints(vault, prompt))
+    return _context_answer(event, prompt_hints(vault, prompt, project))
 
 
 def _context_answer(event: str, text: str) -> dict:
@@ -207,24 +210,30 @@ def _context_answer(event: str, text: str) -> dict:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
-def session_start(vault: Vault, source: str) -> str:
-    """The boot context, within `agent.context_chars`. After a compaction only the standing
-    memory (rejections first, then decisions): the compaction summary already holds the session."""
+def session_start(vault: Vault, source: str, project: str | None = None) -> str:
+    """The boot context, within `agent.context_chars`, `project`'s memories first. After a compaction
+    only the standing memory (rejections first, then decisions): the compaction summary already holds
+    the session."""
     cap = vault.cfg.agent_context_chars
     if cap < 200:
         return ""
-    ctx = vault.context(budget=max(100, min(cap // 3, 100_000)), standing_only=source == "compact", active_only=True)
+    ctx = vault.context(budget=max(100, min(cap // 3, 100_000)), standing_only=source == "compact", active_only=True,
+                        project=project)
     text = ctx.text
     if len(text) > cap:  # rejections are kept whole even past the budget: cut at a line, say so
         text = text[: text.rfind("\n", 0, cap - 80) + 1] + f"[git-strata: cut at {cap} characters]\n"
     return text
 
 
-def prompt_hints(vault: Vault, prompt: str) -> str:
-    """Names and one-line gists of the few memories most relevant to `prompt`, or "" (most prompts)."""
-    from strata_git.core import hygiene
+def prompt_hints(vault: Vault, prompt: str, project: str | None = None) -> str:
+    """Names and one-line gists of the few memories most relevant to `prompt`, or "" (most prompts):
+    `project`'s and general ones before other projects' (a hit of another project is named only
+    when too few of those pass the score)."""
+    from strata_git.core import hygiene, projects
 
-    hits = [h for h in vault.search(prompt[:2000], limit=PROMPT_HITS) if h.score >= vault.cfg.agent_prompt_min_score]
+    asked = PROMPT_HITS * 3 if project else PROMPT_HITS
+    hits = [h for h in vault.search(prompt[:2000], limit=asked) if h.score >= vault.cfg.agent_prompt_min_score]
+    hits = sorted(hits, key=lambda h: projects.rank(h.project, project) == 2)[:PROMPT_HITS]  # (stable: by score)
     if not hits:
         return ""
     lines = [f"- {h.name} ({h.tier}): {h.title} · {h.snippet}"[:200] for h in hits]
@@ -234,13 +243,14 @@ def prompt_hints(vault: Vault, prompt: str) -> str:
     return hygiene.wrap(token, {"part": "prompt-hints", "flags": hygiene.flags(body)}, body)[:PROMPT_CHARS]
 
 
-def _capture_in_background(repo_dir: str, transcript: str, session: str | None, project: str | None) -> None:
-    """`git strata capture` detached: it commits whole or not at all, and resumes from its watermark."""
+def _capture_in_background(repo_dir: str, transcript: str, session: str | None, workdir: str | None) -> None:
+    """`git strata capture` detached: it commits whole or not at all, and resumes from its watermark;
+    its memories record the project `workdir` is in."""
     args = [executable(), "capture", "--log", transcript]  # the format is told by the transcript's first line
     if session:
         args += ["--session", session]
-    if project:
-        args += ["--project", project]
+    if workdir:
+        args += ["--workdir", workdir]
     _detached(args, repo_dir)
 
 

@@ -35,6 +35,11 @@ def _h(function: str) -> str:
 # Arguments that several commands share, declared once.
 TIER = arg("--tier", choices=("active", "cooled", "archive"), help="only this tier")
 TYPE = arg("--type", help="only memories of this type")
+PROJECT = arg("--project", metavar="NAME",
+              help="only memories of this project (as they record it: github.com/org/app, or a folder's name)")
+RECORD_PROJECT = arg("--project", metavar="NAME",
+                     help="record the project it is about in its frontmatter: github.com/org/app (a remote URL "
+                          "without scheme, user or .git), or a folder's name")
 JSON = arg("--json", action="store_true", help="print the result as JSON (for agents)")  # every command has it
 
 # In the order `git strata -h` lists them.
@@ -52,23 +57,28 @@ TABLE: tuple[Command, ...] = (
         arg("--title", help="set 'title' in the frontmatter"),
         arg("--tags", help="set 'tags' in the frontmatter (comma-separated)"),
         arg("--type", help="set 'type' in the frontmatter (note, decision, rejection, ...)"),
+        RECORD_PROJECT,
     )),
     Command("read", "print a memory from whichever tier holds it (records an access)", _h("cmd_read"), (
         arg("name", help="memory name, e.g. projects/koda"),
         arg("--summary", action="store_true", help="print the summary made when it cooled, not the memory"),
     )),
-    Command("list", "list memories with tier, type, title and tags", _h("cmd_list"), (TIER, TYPE)),
+    Command("list", "list memories with tier, type, title and tags", _h("cmd_list"), (TIER, TYPE, PROJECT)),
     Command("status", "counts and sizes per tier, hooks, config in force, problems", _h("cmd_status")),
     Command("reject", "record a rejection (\"we said no to X\") in one commit: never cooled, always in the boot "
             "context", _h("cmd_reject"), (
         arg("text", help='what was said no to, in one line: "use MongoDB for the event store"'),
         arg("--why", help="the reason, kept in the memory's body"),
         arg("--name", help="memory name (default: rejections/<words of the text>)"),
+        RECORD_PROJECT,
     )),
     Command("context", "print the boot context an agent loads after a restart: rejections, decisions, recent "
             "memories", _h("cmd_context"), (
         arg("--budget", type=int, default=None, help="token budget (default 1000; estimate: UTF-8 bytes / 3)"),
         arg("--type", help="only memories of this type beside the rejections and decisions"),
+        arg("--project", metavar="NAME",
+            help="the current project: its memories first, then those of no project, other projects' only as far "
+                 "as the budget allows"),
     )),
     Command("stats", "memories and bytes per tier, migrations per week, reads, index freshness, tokens and bytes "
             "saved", _h("cmd_stats")),
@@ -95,6 +105,7 @@ TABLE: tuple[Command, ...] = (
         arg("query", help="any text: words, a question, quotes, CJK..."),
         TIER,
         TYPE,
+        PROJECT,
         arg("--limit", type=int, default=10, help="at most this many hits (default 10)"),
         arg("--rank", choices=("merged", "cascade"), default="merged",
             help="merged: best score first, any tier (default); cascade: active, then cooled, then archive"),
@@ -161,9 +172,11 @@ TABLE: tuple[Command, ...] = (
             help="also write the outcome, or the error, as one line of .git/strata/agent.log (the agent "
                  "hooks' background captures do)"),
         arg("--dry-run", action="store_true", help="list the memories it would write; write and commit nothing"),
-        arg("--project", metavar="DIR",
-            help="the code project the session worked in (the hooks pass the session's folder): nothing is "
-                 "captured when that project says `git config strata.capture false`"),
+        arg("--workdir", metavar="DIR",
+            help="the folder the session worked in (the hooks pass it): nothing is captured when its project "
+                 "says `git config strata.capture false`, and what is captured records its project"),
+        arg("--project", metavar="NAME",
+            help="the project the memories record (default: --workdir's, from its remote URL or folder name)"),
     )),
     Command("agent", "install or uninstall the Claude Code / Codex hooks and MCP server entry "
             "(`agent install claude-code`), or show where they are (`agent status`)", _h("cmd_agent"), (

@@ -77,7 +77,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     tags = [t.strip() for t in args.tags.split(",") if t.strip()] if args.tags is not None else None
     mode = "replace" if args.replace else "append" if args.append else "create"
     change = _vault().write(args.name, _content(args), title=args.title, tags=tags, type=args.type, via="cli",
-                            mode=mode)
+                            mode=mode, project=args.project)
     _emit(args, change.as_dict(), render.change(change))
     return 0
 
@@ -97,7 +97,7 @@ def cmd_read(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    entries = _vault().list(tier=args.tier, type=args.type)
+    entries = _vault().list(tier=args.tier, type=args.type, project=args.project)
     _emit(args, [e.as_dict() for e in entries], render.listing(entries))
     return 0
 
@@ -148,19 +148,20 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    hits = _vault().search(args.query, tier=args.tier, type=args.type, limit=args.limit, rank=args.rank)
+    hits = _vault().search(args.query, tier=args.tier, type=args.type, limit=args.limit, rank=args.rank,
+                           project=args.project)
     _emit(args, [h.as_dict() for h in hits], render.search(hits))
     return 0
 
 
 def cmd_reject(args: argparse.Namespace) -> int:
-    change = _vault().reject(args.text, name=args.name, why=args.why, via="cli")
+    change = _vault().reject(args.text, name=args.name, why=args.why, via="cli", project=args.project)
     _emit(args, change.as_dict(), render.change(change))
     return 0
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    ctx = _vault().context(args.budget, type=args.type)
+    ctx = _vault().context(args.budget, type=args.type, project=args.project)
     if not args.json and ctx.over_budget:
         print(f"git-strata: warning: the header and the active rejections alone need {ctx.tokens} tokens, over "
               f"the budget of {ctx.budget}; every rejection is included all the same", file=sys.stderr)
@@ -321,16 +322,21 @@ def cmd_capture(args: argparse.Namespace) -> int:
     from strata_git.ops import capture
 
     vault = _vault()
-    if args.project and capture.opted_out(args.project):
-        text = f"capture is off for {shown(args.project)} (its `git config strata.capture` is false): nothing written"
+    if args.workdir and capture.opted_out(args.workdir):
+        text = f"capture is off for {shown(args.workdir)} (its `git config strata.capture` is false): nothing written"
         if args.log:
             from strata_git.app import agents
 
             agents.log(vault.repo.root, "capture", text)
-        _emit(args, {"captured": False, "project": args.project, "why": "strata.capture is false"}, text)
+        _emit(args, {"captured": False, "workdir": args.workdir, "why": "strata.capture is false"}, text)
         return 0
+    if args.project is None and args.workdir:
+        from strata_git.app import where
+
+        args.project = where.project(args.workdir)
     try:
-        r = capture.capture(vault.repo, vault.cfg, args.transcript, args.format, args.session, dry_run=args.dry_run)
+        r = capture.capture(vault.repo, vault.cfg, args.transcript, args.format, args.session, dry_run=args.dry_run,
+                            project=args.project)
     except Exception as e:
         if args.log:
             from strata_git.app import agents

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -52,6 +53,9 @@ Name = Annotated[str, Field(min_length=1, max_length=1024,
 Tier = Literal["active", "cooled", "archive"]
 TypeName = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z][a-z0-9_-]*$",
                                 description="memory type: note, decision, rejection, lesson, task, entity, ...")]
+Project = Annotated[str, Field(min_length=1, max_length=200,
+                               description="a project as memories record it: github.com/org/app (a remote URL without "
+                                           "scheme, user or .git) or a folder's name")]
 
 
 def _annotations(read_only: bool, destructive: bool = False, idempotent: bool = True,
@@ -72,6 +76,15 @@ class Server:
         self._vault: Vault | None = None
         # (HEAD, {(name, blob id): provenance})
         self._provenance: tuple[str | None, dict[tuple[str, str], dict[str, Any]]] = (None, {})
+        self._here: tuple[str | None] | None = None  # the project of the folder the server runs in, once known
+
+    def here(self) -> str | None:
+        """The project of the folder the harness started the server in (None in the memory repository)."""
+        if self._here is None:
+            from strata_git.app import where
+
+            self._here = (where.project(os.getcwd()),)
+        return self._here[0]
 
     def vault(self) -> Vault:
         from strata_git.core import config
@@ -135,13 +148,14 @@ class Server:
               title: Annotated[str, Field(max_length=300)] | None = None,
               tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=50)] | None = None,
               type: TypeName | None = None,
-              mode: Literal["create", "replace", "append"] = "create") -> dict[str, Any]:
+              mode: Literal["create", "replace", "append"] = "create",
+              project: Project | None = None) -> dict[str, Any]:
 
         vault = self.vault()
         norm = names.normalize(name)
         raw, removed = hygiene.drop_claims(content.encode("utf-8", "surrogatepass"), names.display(norm))
         change = vault.write(norm, raw, title=title, tags=tags, type=type, via="mcp", mode=mode,
-                             keep_types=("rejection",))
+                             keep_types=("rejection",), project=project or self.here())
         out = change.as_dict()
         if removed:
             out["removed_keys"] = removed
@@ -152,13 +166,15 @@ class Server:
         return out
 
     def reject(self, text: Annotated[str, Field(min_length=1, max_length=200)],
-               why: Annotated[str, Field(max_length=4000)] | None = None, name: Name | None = None) -> dict[str, Any]:
+               why: Annotated[str, Field(max_length=4000)] | None = None, name: Name | None = None,
+               project: Project | None = None) -> dict[str, Any]:
 
-        return self.vault().reject(text, name=name, why=why, via="mcp").as_dict()
+        return self.vault().reject(text, name=name, why=why, via="mcp", project=project or self.here()).as_dict()
 
     def list(self, tier: Tier | None = None, type: TypeName | None = None,
-             limit: Annotated[int, Field(ge=1, le=1000)] = 200, offset: Annotated[int, Field(ge=0)] = 0) -> str:
-        entries = self.vault().list(tier=tier, type=type)
+             limit: Annotated[int, Field(ge=1, le=1000)] = 200, offset: Annotated[int, Field(ge=0)] = 0,
+             project: Project | None = None) -> str:
+        entries = self.vault().list(tier=tier, type=type, project=project)
         page = entries[offset:offset + limit]
         lines = [f"{e.tier} · {names.display(e.name)} · {e.type} · {e.title}"
                  + (f" · #{' #'.join(e.tags)}" if e.tags else "") for e in page]
@@ -171,9 +187,11 @@ class Server:
         return self._served([({"part": "index.md"}, text)])
 
     def search(self, query: Annotated[str, Field(max_length=MAX_QUERY)], tier: Tier | None = None,
-               type: TypeName | None = None, limit: Annotated[int, Field(ge=1, le=min(100, MAX_LIMIT))] = 10) -> str:
-        hits = self.vault().search(query, tier=tier, type=type, limit=limit)
-        items = [({"name": h.name, "tier": h.tier, "type": h.type, "title": h.title, "score": round(h.score, 3)},
+               type: TypeName | None = None, limit: Annotated[int, Field(ge=1, le=min(100, MAX_LIMIT))] = 10,
+               project: Project | None = None) -> str:
+        hits = self.vault().search(query, tier=tier, type=type, limit=limit, project=project)
+        items = [({"name": h.name, "tier": h.tier, "type": h.type, "title": h.title, "score": round(h.score, 3),
+                   **({"project": h.project} if h.project else {})},
                   h.snippet + (f"\n[summary]\n{h.summary}" if h.summary else "")) for h in hits]
         note = f"{len(hits)} hit(s) for the query" + ("" if hits else "; try other words")
         return self._served(items, note)
@@ -182,8 +200,8 @@ class Server:
         return {"recalled": [c.as_dict() for c in self.vault().recall(name, via="mcp")]}
 
     def context(self, budget: Annotated[int, Field(ge=context.MIN_BUDGET, le=context.MAX_BUDGET)] | None = None,
-                type: TypeName | None = None) -> str:
-        ctx = self.vault().context(budget, type=type)
+                type: TypeName | None = None, project: Project | None = None) -> str:
+        ctx = self.vault().context(budget, type=type, project=project or self.here())
         note = f"({ctx.tokens} tokens estimated of a {ctx.budget} budget)" + \
             (" over budget: the header and the rejections alone need more" if ctx.over_budget else "")
         return f"{ctx.text}{note}\n"
@@ -212,24 +230,27 @@ TOOLS: dict[str, tuple[str, dict[str, bool]]] = {
               "set frontmatter keys). mode: create (default; refused if the name exists, saying what replacing "
               "would lose), replace (history keeps the old text) or append (adds the text to the end of the body). "
               "One commit per call; the result names it. Cooled and archived memories are read-only: recall them "
-              "first.",
+              "first. project (default: the project this server was started in) is recorded in its frontmatter.",
               {"read_only": False, "destructive": True, "idempotent": True}),
     "reject": ("Record a rejection: something that was considered and said no to, in one line (and why). "
                "Rejections are never cooled and always appear in the boot context.",
                {"read_only": False, "destructive": False, "idempotent": False}),
-    "list": ("List memories (tier, name, type, title, tags), optionally of one tier or type; paged with "
+    "list": ("List memories (tier, name, type, title, tags), optionally of one tier, type or project; paged with "
              "limit and offset.", {"read_only": True}),
     "index": ("The router (index.md): one line per active memory by folder, and a summary of cooled and "
               "archived ones.", {"read_only": True}),
     "search": ("Search all tiers (active, cooled, and archive through the shadow index) for any text; each hit "
-               "says its tier. Any text is a valid query. Cooled and archived hits include their summary if any.",
+               "says its tier (and project, if it records one). Any text is a valid query; project limits the hits "
+               "to one project's memories. Cooled and archived hits include their summary if any.",
                {"read_only": True}),
     "recall": ("Bring a cooled or archived memory back to active (one commit; fetches archived content from "
                "the archive remote when this machine does not hold it).",
                {"read_only": False, "destructive": False, "idempotent": True, "open_world": True}),
     "context": ("The boot context to load after a restart or a context compaction: all active rejections, "
                 "decisions, the most recently changed memories and router lines, within a token budget "
-                "(default 1000; estimate: UTF-8 bytes / 3).", {"read_only": True}),
+                "(default 1000; estimate: UTF-8 bytes / 3). The project's memories come first (default: the project "
+                "this server was started in), other projects' only as far as the budget allows.",
+                {"read_only": True}),
     "status": ("Counts and sizes per tier, uncommitted files, problems, archive and sync state.",
                {"read_only": True}),
     "log": ("The janitor's migrations (cool, archive, promote) with their rules and evidence, newest first; "

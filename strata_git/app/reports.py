@@ -58,8 +58,9 @@ class Status(NamedTuple):
 
 
 def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None = None,
-            standing_only: bool = False, active_only: bool = False) -> boot.Context:
-    """The boot context (see core/context.py): rejections, decisions, recent memories, the router.
+            standing_only: bool = False, active_only: bool = False, project: str | None = None) -> boot.Context:
+    """The boot context (see core/context.py): rejections, decisions, recent memories, the router;
+    `project`'s first when given.
     It brings index.md and the whole catalog up to date first; `active_only` (the agent hook, at
     every session start) looks at active/ alone, the only tier the context shows."""
     budget = boot.check_budget(boot.DEFAULT_BUDGET if budget is None else budget)
@@ -75,7 +76,7 @@ def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None
     def read(entry: Entry) -> str:
         return safefs.read(repo.root, entry.path, cfg.max_memory_bytes).decode("utf-8", "replace")
 
-    return boot.build(entries, times, read, repo.head(), budget, type, standing_only)
+    return boot.build(entries, times, read, repo.head(), budget, type, standing_only, project)
 
 
 def status(repo: Repo, cfg: Config) -> Status:

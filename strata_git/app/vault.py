@@ -19,7 +19,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from strata_git.core import config, names
+from strata_git.core import config, names, projects
 from strata_git.core.config import Config
 from strata_git.errors import BadName, NotFound
 from strata_git.gitio.git import Repo, discover
@@ -78,18 +78,21 @@ class Vault:
 
     def write(self, name: str, content: bytes, *, title: str | None = None, tags: list[str] | None = None,
               type: str | None = None, via: str = "api", mode: str = "replace",
-              keep_types: tuple[str, ...] = ()) -> Change:
-        """Write an active memory; `mode` replace (the default here), create or append (see ops/memories.py)."""
+              keep_types: tuple[str, ...] = (), project: str | None = None) -> Change:
+        """Write an active memory; `mode` replace (the default here), create or append (see ops/memories.py);
+        `project` recorded in its frontmatter."""
         from strata_git.ops import memories
 
         return memories.write(self.repo, self.cfg, name, content, title=title, tags=tags, type=type, via=via,
-                              agent=self.agent, mode=mode, keep_types=keep_types)
+                              agent=self.agent, mode=mode, keep_types=keep_types, project=project)
 
-    def reject(self, text: str, *, name: str | None = None, why: str | None = None, via: str = "api") -> Change:
-        """Record "we said no to `text`" as an active memory of type rejection."""
+    def reject(self, text: str, *, name: str | None = None, why: str | None = None, via: str = "api",
+               project: str | None = None) -> Change:
+        """Record "we said no to `text`" as an active memory of type rejection (of `project` if given)."""
         from strata_git.ops import memories
 
-        return memories.reject(self.repo, self.cfg, text, name=name, why=why, via=via, agent=self.agent)
+        return memories.reject(self.repo, self.cfg, text, name=name, why=why, via=via, agent=self.agent,
+                               project=project)
 
     def read(self, name: str, via: str = "api", archived: str = "recall") -> Read:
         """The memory from whichever tier holds it; records an access. An archived one is recalled
@@ -146,19 +149,24 @@ class Vault:
         with open(path, encoding="utf-8") as f:
             return path, f.read()
 
-    def list(self, tier: str | None = None, type: str | None = None) -> list[Entry]:
+    def list(self, tier: str | None = None, type: str | None = None, project: str | None = None) -> list[Entry]:
+        """Every memory (of one tier, type or project if given; `project` is checked as a name)."""
         if tier is not None and tier not in names.TIERS:
             raise BadName(f"unknown tier {tier!r}", f"use one of: {', '.join(names.TIERS)}")
+        wanted = None if project is None else projects.check(project)
         entries = self.refresh_router().entries
-        return [e for e in entries if (tier is None or e.tier == tier) and (type is None or e.type == type)]
+        return [e for e in entries if (tier is None or e.tier == tier) and (type is None or e.type == type)
+                and (wanted is None or e.project == wanted)]
 
     def search(self, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
-               rank: str = "merged") -> builtins.list[Hit]:
-        """Hits for any text over active/, cooled/ and the shadow index of archive/ (see search.py)."""
+               rank: str = "merged", project: str | None = None) -> builtins.list[Hit]:
+        """Hits for any text over active/, cooled/ and the shadow index of archive/ (see search.py),
+        of one project's memories if `project` is given."""
         from strata_git.store import search
 
         return search.search(self.repo, query, tier=tier, type=type, limit=limit, rank=rank,
-                             max_bytes=self.cfg.max_memory_bytes, watch=self.watch)
+                             max_bytes=self.cfg.max_memory_bytes, watch=self.watch,
+                             project=None if project is None else projects.check(project))
 
     def impatient(self, until: float) -> AbstractContextManager[None]:
         """For a caller that must answer by `until` (time.monotonic(); the agent hooks): within the
@@ -179,13 +187,15 @@ class Vault:
     # -- reports ------------------------------------------------------------------------------------
 
     def context(self, budget: int | None = None, type: str | None = None, standing_only: bool = False,
-                active_only: bool = False) -> Context:
+                active_only: bool = False, project: str | None = None) -> Context:
         """The boot context: rejections, decisions, recent memories, the router (`standing_only`:
         the rejections and decisions alone; `active_only`: look at active/ alone, not refreshing
-        index.md or the other tiers' rows)."""
+        index.md or the other tiers' rows; `project`: the current project, whose memories come first,
+        other projects' only as far as the budget allows)."""
         from strata_git.app import reports
 
-        return reports.context(self.repo, self.cfg, budget, type, standing_only, active_only)
+        return reports.context(self.repo, self.cfg, budget, type, standing_only, active_only,
+                               None if project is None else projects.check(project))
 
     def status(self) -> Status:
         from strata_git.app import reports

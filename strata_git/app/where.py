@@ -67,3 +67,34 @@ def _is_memory(here: str) -> bool:
         return os.path.isfile(os.path.join(discover(here).root, config.CONFIG_PATH))
     except Exception:  # noqa: BLE001 - not a repository, not a folder: not a memory
         return False
+
+
+def project(here: str) -> str | None:
+    """The identity of the code project `here` is in (core/projects.py): its repository's remote URL
+    (`origin`, else the first remote by name) normalised, else the repository's root folder's name;
+    None outside a git repository (a home folder's name is a person's, not a project's), and in the
+    memory repository itself. Never a path."""
+    from strata_git.core import config, projects
+    from strata_git.gitio import git
+
+    if not here or not os.path.isdir(here):
+        return None
+    try:
+        top = git.run(["rev-parse", "--show-toplevel"], here, check=False)
+        root = top.stdout.decode("utf-8", "replace").strip() if top.returncode == 0 else ""
+        if root and os.path.isfile(os.path.join(root, config.CONFIG_PATH)):
+            return None  # the memory repository itself
+        urls = git.run(["config", "--get-regexp", r"^remote\..*\.url$"], here, check=False) if root else None
+    except Exception:  # noqa: BLE001 - no git, a hung config: no project told
+        return None
+    if not root:
+        return None
+    remotes = {}
+    for line in (urls.stdout.decode("utf-8", "replace").splitlines() if urls and urls.returncode == 0 else []):
+        key, _, url = line.partition(" ")
+        remotes[key[len("remote."): -len(".url")]] = url
+    for name in (["origin"] if "origin" in remotes else []) + sorted(remotes):
+        found = projects.of_url(remotes[name])
+        if found:
+            return found
+    return projects.of_folder(os.path.basename(root))

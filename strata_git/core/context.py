@@ -21,6 +21,11 @@ What goes in, in this order of priority (each step takes what fits of what is le
    newest first, each whole or not at all, in what remains;
 5. router lines, newest first, for the memories not shown in full, until the budget is used.
 
+With a current `project` (core/projects.py), each step takes that project's memories first, then
+those of no project, then other projects' as far as the budget allows: only the first two groups'
+rejections are never left out, and other projects' rejections and decisions come last in the
+lists block, under their own heading.
+
 "Newest" is the time of the last commit that changed the memory (uncommitted ones first), ties
 broken by name, so the same repository state always gives the same text.
 """
@@ -30,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from strata_git.core import contract, hygiene, memory, names
+from strata_git.core import contract, hygiene, memory, names, projects
 from strata_git.core.entries import Entry
 from strata_git.errors import BadName
 
@@ -198,27 +203,36 @@ def _text(read: Callable[[Entry], str], entry: Entry) -> str:
 
 
 def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], str], head: str | None,
-          budget: int = DEFAULT_BUDGET, type: str | None = None, standing_only: bool = False) -> Context:
+          budget: int = DEFAULT_BUDGET, type: str | None = None, standing_only: bool = False,
+          project: str | None = None) -> Context:
     """The boot context of the active memories in `entries`; `read` gives a memory's text.
     `standing_only`: the rejections and decisions alone (after a compaction, whose summary
-    already holds what the session was doing)."""
+    already holds what the session was doing). `project`: the current project, whose memories come
+    first (see the module's docstring)."""
     check_budget(budget)
     active = [e for e in entries if e.tier == "active" and not e.problem]
     kept = [e for e in entries if e.tier in ("active", "cooled") and not e.problem
             and e.type in ("rejection", "decision")]
     said = {e.name: standing(_text(read, e), e.path, e.type) for e in kept}
     retired = {n for s in said.values() for n in s.supersedes} | {n for n, s in said.items() if s.retired}
-    ordered = sorted(kept, key=lambda e: (-times.get(e.name, 1 << 62), e.name))
+    def order(e: Entry) -> tuple[int, int, str]:
+        return projects.rank(e.project, project), -times.get(e.name, 1 << 62), e.name
+
+    ordered = sorted(kept, key=order)
     rejections = [e for e in ordered if e.type == "rejection" and e.name not in retired]
     decisions = [e for e in ordered if e.type == "decision" and e.name not in retired]
-    newest = sorted(active, key=lambda e: (-times.get(e.name, 1 << 62), e.name))
+    elsewhere = [e for e in ordered if e.name not in retired and projects.rank(e.project, project) == 2]
+    away = {e.name for e in elsewhere}
+    rejections = [e for e in rejections if e.name not in away]
+    decisions = [e for e in decisions if e.name not in away]
+    newest = sorted(active, key=order)
     rest = [] if standing_only else [e for e in newest
                                      if e.type not in ("rejection", "decision") and type in (None, e.type)]
     head_line = f"# Memory context (HEAD {(head or 'none')[:7]}, {len(active)} active)\n{NOTICE}\n"
-    lines = {e.name: _line(e, _day(times.get(e.name))) for e in [*decisions, *rest]}
-    gists = {e.name: _beyond(said[e.name].gist, e.title) for e in decisions}
-    told = {e.name: lines[e.name][:-1] + f": {gists[e.name]}\n" if gists[e.name] else lines[e.name] for e in decisions}
-    said_no = {e.name: _rejection(e, said[e.name].gist) for e in rejections}
+    lines = {e.name: _line(e, _day(times.get(e.name))) for e in [*decisions, *rest, *elsewhere]}
+    gists = {e.name: _beyond(said[e.name].gist, e.title) for e in [*decisions, *elsewhere] if e.type == "decision"}
+    told = {n: lines[n][:-1] + f": {gist}\n" if gist else lines[n] for n, gist in gists.items()}
+    said_no = {e.name: _rejection(e, said[e.name].gist) for e in [*rejections, *elsewhere] if e.type == "rejection"}
     # Each block's flags are those of everything it could hold, so its marker's size is known up front.
     list_flags = hygiene.flags("".join([*said_no.values(), *told.values()]))
     router_flags = hygiene.flags("".join(lines[e.name] for e in rest))
@@ -242,6 +256,11 @@ def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], s
         if told[entry.name] != lines[entry.name] and add(lists, opening + lines[entry.name], entry.name, "decisions"):
             continue  # its title without its gist
         break
+    for entry in elsewhere:  # other projects' standing memories: as far as the budget allows
+        opening = "## Other projects' rejections and decisions\n" if entry is elsewhere[0] else ""
+        text = said_no[entry.name] if entry.type == "rejection" else told[entry.name]
+        if not add(lists, opening + text, entry.name, "rejections" if entry.type == "rejection" else "decisions"):
+            break
     # Router lines may take up to ROUTER_SHARE of the budget: reserve that much, fill the rest with
     # whole memories, then list the others (one shown in full needs no line).
     router = {"part": "router", "flags": router_flags}

@@ -20,6 +20,7 @@ class Entry(NamedTuple):
     type: str = "note"
     tags: tuple[str, ...] = ()
     problem: str = ""
+    project: str = ""  # the project it records (core/projects.py), "" for none
 
     @property
     def path(self) -> str:
@@ -31,7 +32,8 @@ class Entry(NamedTuple):
 
     def as_dict(self) -> dict:
         return {"tier": self.tier, "name": self.name[: -len(SUFFIX)], "path": self.path, "size": self.size,
-                "title": self.title, "type": self.type, "tags": list(self.tags), "problem": self.problem}
+                "title": self.title, "type": self.type, "tags": list(self.tags), "problem": self.problem,
+                "project": self.project or None}
 
 
 class Scan(NamedTuple):

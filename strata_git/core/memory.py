@@ -50,6 +50,12 @@ class Memory(NamedTuple):
     def tags(self) -> list[str]:
         return list(self.meta.get("tags") or [])
 
+    @property
+    def project(self) -> str:
+        from strata_git.core import projects
+
+        return projects.of_meta(self.meta)
+
 
 def _first_heading(body: str) -> str:
     for line in body.splitlines():

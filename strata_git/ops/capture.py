@@ -40,7 +40,7 @@ import tempfile
 from collections.abc import Callable
 from typing import NamedTuple
 
-from strata_git.core import contract, memory, names, secrets, transcript
+from strata_git.core import contract, memory, names, projects, secrets, transcript
 from strata_git.core.config import Config
 from strata_git.core.entries import shown
 from strata_git.errors import BadName, NotFound, Refused, StrataError
@@ -86,26 +86,30 @@ class _Run(NamedTuple):
     agent: str | None
     digest: bool = True  # write the session's digest (not for a subagent's transcript)
     dry_run: bool = False  # find what would be written; write, commit and record nothing
+    project: str | None = None  # the project every memory written records (core/projects.py)
 
 
 def capture(repo: Repo, cfg: Config, path: str, fmt: str = "auto", session: str | None = None,
-            agent: str | None = None, follow: bool = True, dry_run: bool = False) -> Report:
+            agent: str | None = None, follow: bool = True, dry_run: bool = False,
+            project: str | None = None) -> Report:
     """Capture what is new in the transcript: in one commit, or, past PART_BYTES of transcript or
     PART_STATEMENTS statements, in one commit per such part (the lock is let go between parts, and
     a kill between them loses nothing: the next capture starts after the last part committed).
     Then, with `follow`, what is new in its subagents' transcripts (`subagent_files`), each a
     session of its own (`SESSION.agent-ID`) whose statements count and which writes no digest.
-    With `dry_run`, the report names what would be written and nothing is.
+    With `dry_run`, the report names what would be written and nothing is. Every memory written
+    records `project` (a checked project name) in its frontmatter, if given.
     A failure is recorded in this clone's capture state (shown by `status`) before it is raised."""
     if fmt not in ("auto", *transcript.FORMATS):
         raise Refused(f"unknown transcript format {fmt!r}", f"use one of: auto, {', '.join(transcript.FORMATS)}")
     if not os.path.isfile(path):
         raise NotFound(f"{path}: no such transcript", "give the path the harness passed as transcript_path")
+    project = None if project is None else projects.check(project)
     sid = stretch.session_of(path, session, _session_id)
-    main = _captured(repo, cfg, path, fmt, sid, _Run(agent, True, dry_run))
+    main = _captured(repo, cfg, path, fmt, sid, _Run(agent, True, dry_run, project))
     if not follow:
         return main
-    subs = [(f, _captured(repo, cfg, f, fmt, f"{sid[:60]}.{_stem(f)}", _Run(agent, False, dry_run)))
+    subs = [(f, _captured(repo, cfg, f, fmt, f"{sid[:60]}.{_stem(f)}", _Run(agent, False, dry_run, project)))
             for f in subagent_files(path, sid)]
     parts = [main, *(r for _, r in subs)]
     done = [p for p in parts if p.lines]
@@ -248,7 +252,7 @@ def _commit(repo: Repo, cfg: Config, path: str, s: stretch.Stretch, run: _Run, c
     said, summarizer = noted if not run.dry_run else (None, "a dry run does not call a note-taker")
     if said is not None:
         d = d._replace(statements=said)
-    drafts, redacted = _drafts(d, sid, harness, (first, last), s.stamp)
+    drafts, redacted = _drafts(d, sid, harness, (first, last), s.stamp, run.project)
     if not run.digest:
         drafts = drafts[1:]
         if not drafts:
@@ -496,7 +500,7 @@ class _Draft(NamedTuple):
 
 
 def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int],
-            stamp: str) -> tuple[list[_Draft], int]:
+            stamp: str, project: str | None = None) -> tuple[list[_Draft], int]:
     """The memories to write (one _Draft each) and how many
     secrets were redacted. Everything written passes one redaction pass: bodies, titles, names."""
     day = stamp[:10] if re.fullmatch(r"\d{4}-\d{2}-\d{2}", stamp[:10] or "") else \
@@ -520,13 +524,13 @@ def _drafts(d: transcript.Digest, sid: str, harness: str, lines: tuple[int, int]
     if d.outcome:
         body += ["## Outcome", transcript.cut(clean(d.outcome), 300), ""]
     title = transcript.cut(_redacted(f"Session {sid[:12]}: {d.asked[0] if d.asked else harness}"), 200)
-    meta = {"type": "session", "title": transcript.safe(title), "created": day}
+    meta = {"type": "session", "title": transcript.safe(title), "created": day, projects.KEY: project}
     about = _slug(" ".join(_redacted(d.asked[0]).split()[:ASK_WORDS]))[:48].strip("-") if d.asked else ""
     drafts = [_Draft(base=f"sessions/{day}-{about if about != 'note' and about else sid[:8]}",
                      content=memory.compose(clean("\n".join(body)) + "\n", meta, "capture"), statement=None)]
     for kind, said, _ in d.statements:
         text = transcript.cut(transcript.safe(clean(said)), transcript.MAX_STATEMENT)
-        meta = {"type": kind, "title": text[:200], "created": day}
+        meta = {"type": kind, "title": text[:200], "created": day, projects.KEY: project}
         drafts.append(_Draft(base=f"{FOLDERS[kind]}/{_slug(text)}",
                              content=memory.compose(f"{text}\n\n{where}\n", meta, "capture"), statement=text))
     return drafts, redacted

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable
 
-from strata_git.core import contract, memory, names
+from strata_git.core import contract, memory, names, projects
 from strata_git.core.config import Config
 from strata_git.errors import BadMemory, BadName, NotFound, Refused, StrataError, too_large
 from strata_git.gitio import safefs
@@ -60,14 +60,16 @@ MODES = ("replace", "create", "append")
 
 def write(repo: Repo, cfg: Config, name: str, content: bytes, *, title: str | None = None,
           tags: list[str] | None = None, type: str | None = None, via: str = "api", agent: str | None = None,
-          mode: str = "replace", keep_types: tuple[str, ...] = ()) -> Change:
-    """Write an active memory from `content` (bytes kept exactly unless metadata is given). `mode`:
+          mode: str = "replace", keep_types: tuple[str, ...] = (), project: str | None = None) -> Change:
+    """Write an active memory from `content` (bytes kept exactly unless metadata is given, `project`
+    included: a project name, checked, recorded as `project:` in its frontmatter). `mode`:
     replace (create, or replace what is there), create (refuse a name that exists, saying what
     replacing it would lose), append (add `content` to the end of its body; create if new). A
     memory of a type in `keep_types` is never changed (checked under the lock, so no writer can
     slip in between)."""
     if mode not in MODES:
         raise Refused(f"unknown write mode {mode!r}", f"use one of: {', '.join(MODES)}")
+    project = None if project is None else projects.check(project)
     with txn.locked(repo):
         tier, norm = locate.locate(repo, name)
         path = names.tier_path("active", norm)
@@ -89,9 +91,9 @@ def write(repo: Repo, cfg: Config, name: str, content: bytes, *, title: str | No
         existed = tier == "active"
         if mode == "append" and existed:
             content = _appended(safefs.read(repo.root, path, cfg.max_memory_bytes), content, path)
-        if title is not None or tags is not None or type is not None:
+        if title is not None or tags is not None or type is not None or project is not None:
             text = memory.decode(content, path) if content.strip() else ""
-            content = memory.compose(text, {"title": title, "tags": tags, "type": type}, path)
+            content = memory.compose(text, {"title": title, "tags": tags, "type": type, projects.KEY: project}, path)
         check_content(content, path, cfg, allowlist.load(repo))
         txn.require_clean(repo, path, "write")
         if existed and safefs.read(repo.root, path, cfg.max_memory_bytes) == content:
@@ -157,16 +159,18 @@ def _type_of(repo: Repo, cfg: Config, path: str) -> str | None:
 
 
 def reject(repo: Repo, cfg: Config, text: str, *, name: str | None = None, why: str | None = None,
-           via: str = "api", agent: str | None = None) -> Change:
+           via: str = "api", agent: str | None = None, project: str | None = None) -> Change:
     """Record "we said no to `text`" as an active memory of type rejection (never cooled, always
-    in the boot context), named rejections/<words of text> unless `name` is given."""
+    in the boot context), named rejections/<words of text> unless `name` is given; of `project`
+    if given."""
     if not isinstance(text, str) or not text.strip():
         raise BadMemory("nothing to reject: the text is empty", 'say what was rejected: git strata reject "TEXT"')
     title = " ".join(text.split())
     if len(title) > 200:
         raise BadMemory(f"the rejection is {len(title)} characters; keep it to 200",
                         "say what was rejected in one line and put the reasons in --why")
-    meta = {"type": "rejection", "title": title, "created": contract.day(time.time())}
+    meta = {"type": "rejection", "title": title, "created": contract.day(time.time()),
+            projects.KEY: None if project is None else projects.check(project)}
     body = f"We said no to: {title}\n" + (f"\nWhy: {' '.join(why.split())}\n" if why and why.strip() else "")
     content = memory.compose(body, meta, "rejection")
     if name is not None:

@@ -37,7 +37,7 @@ from strata_git.gitio.git import Repo
 if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 # Deleting at least this many rows at once (a prune, a rebuild) compacts the full-text index:
 # FTS5 otherwise keeps deleted rows' data in its segments until merges happen to reach them.
 COMPACT_AFTER = 200
@@ -48,7 +48,7 @@ CREATE TABLE memories (
     path TEXT PRIMARY KEY, tier TEXT NOT NULL, folder TEXT NOT NULL, name TEXT NOT NULL,
     size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
     title TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, problem TEXT NOT NULL,
-    frontmatter_hash TEXT NOT NULL, id INTEGER NOT NULL
+    frontmatter_hash TEXT NOT NULL, project TEXT NOT NULL, id INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX memories_by_folder ON memories (tier, folder);
 CREATE INDEX memories_by_id ON memories (id);
@@ -56,7 +56,7 @@ CREATE INDEX memories_by_id ON memories (id);
 CREATE TABLE archived (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, blob TEXT NOT NULL, commit_id TEXT NOT NULL,
     title TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL, size INTEGER NOT NULL,
-    preview TEXT NOT NULL, source TEXT NOT NULL, digest TEXT NOT NULL
+    preview TEXT NOT NULL, source TEXT NOT NULL, digest TEXT NOT NULL, project TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE sections (tier TEXT, folder TEXT, text TEXT NOT NULL, PRIMARY KEY (tier, folder)) WITHOUT ROWID;
 CREATE TABLE frontmatter (hash TEXT PRIMARY KEY, meta TEXT NOT NULL) WITHOUT ROWID;
@@ -281,7 +281,7 @@ def allocate(db: sqlite3.Connection, count: int) -> int:
 
 
 def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo) -> tuple[tuple, tuple | None]:
-    """((title, type, tags, problem, frontmatter hash) cleaned for display, the full-text
+    """((title, type, tags, problem, frontmatter hash, project) cleaned for display, the full-text
     row (title, tags, body) or None) of one file."""
     from collections import Counter
 
@@ -293,16 +293,16 @@ def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo) -> tuple[t
         with open(os.path.join(root, rel), "rb") as f:
             raw = f.read(limit + 1)
         if len(raw) > limit:
-            return ("", "note", "", f"over the {limit}-byte limit", ""), None
+            return ("", "note", "", f"over the {limit}-byte limit", "", ""), None
         mem = memory.parse(raw, rel, memo)
         title, tags = clean(mem.title), TAG_SEP.join(clean(t) for t in mem.tags)
         doc = textindex.document(title, mem.tags, mem.type, name, Counter(textindex.tokens(mem.body)))
-        return (title, mem.type, tags, name_problem(rel), mem.frontmatter_hash), doc
+        return (title, mem.type, tags, name_problem(rel), mem.frontmatter_hash, mem.project), doc
     except StrataError as e:  # indexed as its archive record would be: the whole text as body
         doc = textindex.document("", (), "note", name, Counter(textindex.tokens(raw.decode("utf-8", "replace"))))
-        return ("", "note", "", clean(e.message), ""), doc
+        return ("", "note", "", clean(e.message), "", ""), doc
     except OSError as e:
-        return ("", "note", "", f"unreadable ({e.strerror})", ""), None
+        return ("", "note", "", f"unreadable ({e.strerror})", "", ""), None
 
 
 def name_problem(rel: str) -> str:
@@ -325,7 +325,7 @@ def _upsert(db: sqlite3.Connection, rows: list[tuple[tuple, tuple | None]]) -> N
     _forget_docs(db, [row[0] for row, _ in rows], held)
     fresh = iter(range(allocate(db, sum(1 for row, _ in rows if row[0] not in held)), 1 << 62))
     rows = [((*row[:-1], held[row[0]] if row[0] in held else next(fresh)), doc) for row, doc in rows]
-    db.executemany("INSERT OR REPLACE INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (row for row, _ in rows))
+    db.executemany("INSERT OR REPLACE INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (row for row, _ in rows))
     docs = [(row[-1], *doc) for row, doc in rows if doc is not None]
     db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", docs)
     db.executemany("INSERT INTO live_docs VALUES (?, ?)", ((d[0], pack(d[1:])) for d in docs))
@@ -371,14 +371,14 @@ def reinsert_live(db: sqlite3.Connection) -> None:
 
 def entries(db: sqlite3.Connection, tier: str | None = None, folder: str | None = None) -> list[Entry]:
     """Entries from the database, sorted by tier then name; optionally one tier, or one folder of it."""
-    query = "SELECT tier, name, size, title, type, tags, problem FROM memories"
+    query = "SELECT tier, name, size, title, type, tags, problem, project FROM memories"
     args: tuple = ()
     if tier is not None:
         query, args = query + " WHERE tier = ?", (tier,)
         if folder is not None:
             query, args = query + " AND folder = ?", (tier, folder)
-    found = [Entry(t, n, s, ti, k, tuple(g.split(TAG_SEP)) if g else (), p)
-             for t, n, s, ti, k, g, p in db.execute(query, args)]
+    found = [Entry(t, n, s, ti, k, tuple(g.split(TAG_SEP)) if g else (), p, j)
+             for t, n, s, ti, k, g, p, j in db.execute(query, args)]
     found.sort(key=lambda e: (_ORDER[e.tier], e.name))
     return found
 

@@ -156,7 +156,8 @@ def _pruned_archive(repo: Repo, scan: Scan, db: sqlite3.Connection) -> list[Entr
     if not partial.is_pruned(repo):
         return []
     on_disk = {e.name for e in scan.entries if e.tier == "archive"}
-    return [Entry("archive", row.path.partition("/")[2], row.size, row.title, row.type, row.tags)
+    return [Entry("archive", row.path.partition("/")[2], row.size, row.title, row.type, row.tags,
+                  project=row.project)
             for row in shadow.all_rows(repo, db) if row.path.partition("/")[2] not in on_disk]
 
 

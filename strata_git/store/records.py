@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import NamedTuple, TypeGuard
 
-from strata_git.core import contract
+from strata_git.core import contract, projects
 from strata_git.gitio.git import Repo
 
 VERSION = 2
@@ -47,6 +47,7 @@ class Record(NamedTuple):
     tags: tuple[str, ...]
     preview: str
     counts: dict[str, int]  # surface token -> occurrences in the body (see textindex.tokens)
+    project: str = ""  # the project its frontmatter records (core/projects.py)
 
     @property
     def length(self) -> int:
@@ -61,14 +62,16 @@ def make(raw: bytes, blob: str, cap: int = 0) -> bytes:
 
     try:
         mem = memory.parse(raw, "archive/record.md")
-        title, type_, tags, body = mem.title, mem.type, list(mem.tags), mem.body
+        title, type_, tags, body, project = mem.title, mem.type, list(mem.tags), mem.body, mem.project
     except StrataError:  # kept as the catalog keeps an invalid live memory: its whole text as body
-        title, type_, tags, body = "", "note", [], raw.decode("utf-8", "replace")
+        title, type_, tags, body, project = "", "note", [], raw.decode("utf-8", "replace"), ""
     counts = Counter(textindex.tokens(body))
     kept = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:cap] if cap > 0 else counts.items()
     words = " ".join(t if n == 1 else f"{t}:{n}" for t, n in sorted(kept))
     rec = {"v": VERSION, "b": blob, "s": len(raw), "t": entries.clean(title), "y": type_,
            "g": [entries.clean(t) for t in tags], "p": entries.clean(textindex.preview(body)), "w": words}
+    if project:  # only then: a memory of no project keeps the record it always had, byte for byte
+        rec["j"] = project
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
@@ -96,6 +99,8 @@ def parse(raw: bytes | None, blob: str, limit: int = 1 << 40) -> Record | str:
         return "size or words of the wrong type"
     if not _strings(texts) or not isinstance(tags, list) or len(tags) > MAX_TAGS or not _strings(tags):
         return "title, type, tags or preview of the wrong type"
+    if "j" in rec and not projects.valid(rec["j"]):
+        return "a project that is not a project name"
     if size > limit:
         return f"it claims a blob of {size} bytes, over the {limit}-byte memory size limit"
     counts = _counts(words)
@@ -107,7 +112,8 @@ def parse(raw: bytes | None, blob: str, limit: int = 1 << 40) -> Record | str:
     from strata_git.core import entries
 
     title, type_, preview = (entries.clean(t) for t in texts)
-    return Record(blob, size, title, type_ or "note", tuple(entries.clean(t) for t in tags), preview[:400], counts)
+    return Record(blob, size, title, type_ or "note", tuple(entries.clean(t) for t in tags), preview[:400], counts,
+                  rec.get("j", ""))
 
 
 # A record's words: `token` or `token:count` items, one space apart (checked in one regex pass).

@@ -45,6 +45,7 @@ class Hit(NamedTuple):
     commit: str = ""  # archive hits: the commit that archived it
     blob: str = ""  # archive hits: the blob holding it
     summary: str = ""  # cooled and archive hits: the summary made when it cooled, if any
+    project: str = ""  # the project it records, "" for none
 
     @property
     def path(self) -> str:
@@ -57,6 +58,8 @@ class Hit(NamedTuple):
             out |= {"commit": self.commit or None, "blob": self.blob}
         if self.summary:
             out["summary"] = self.summary
+        if self.project:
+            out["project"] = self.project
         return out
 
 
@@ -125,7 +128,7 @@ _SQL = """
 WITH hit AS MATERIALIZED (SELECT id, sum(s) AS score FROM ({terms}) GROUP BY id),
      best AS (SELECT id, score FROM hit {cut})
 SELECT coalesce(m.tier, 'archive'), coalesce(m.name, substr(a.path, 9)), coalesce(m.title, a.title),
-       coalesce(m.type, a.type), best.score, a.preview, a.commit_id, a.blob
+       coalesce(m.type, a.type), best.score, a.preview, a.commit_id, a.blob, coalesce(m.project, a.project)
 FROM best LEFT JOIN memories m ON m.id = best.id AND m.tier IN ('active', 'cooled')
           LEFT JOIN archived a ON a.id = best.id
 WHERE (m.path IS NOT NULL OR a.path IS NOT NULL) {where}
@@ -148,8 +151,11 @@ def _query(db: sqlite3.Connection, terms: list[str], where: list[str], args: lis
 
 
 def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limit: int,
-          max_bytes: int, watch: Watch | None) -> list[tuple]:
+          max_bytes: int, watch: Watch | None, project: str | None = None) -> list[tuple]:
     where, args = [], []
+    if project is not None:
+        where.append("coalesce(m.project, a.project) = ?")
+        args.append(project)
     if tier is not None:
         where.append("coalesce(m.tier, 'archive') = ?")
         args.append(tier)
@@ -170,17 +176,18 @@ def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limi
 
 
 def _hit(root: str, row: tuple, terms: list[str], max_bytes: int) -> Hit:
-    tier, name, title, kind, score, preview, commit, blob = row
+    tier, name, title, kind, score, preview, commit, blob, project = row
     name = name[: -len(names.SUFFIX)]
     if tier == "archive":
         return Hit(tier, name, title or name, kind, readable(score), textindex.snippet(preview or "", terms),
-                   commit or "", blob or "")
+                   commit or "", blob or "", project=project or "")
     try:
         text = safefs.read(root, f"{tier}/{name}{names.SUFFIX}", max_bytes).decode("utf-8", "replace")
     except Exception:  # noqa: BLE001 - gone since the scan: show no snippet rather than fail
         text = ""
     body = text.split("\n---", 1)[-1] if text.startswith("---") else text
-    return Hit(tier, name, title or name, kind, readable(score), entries.clean(textindex.snippet(body, terms)))
+    return Hit(tier, name, title or name, kind, readable(score), entries.clean(textindex.snippet(body, terms)),
+               project=project or "")
 
 
 def readable(score: float) -> float:
@@ -189,14 +196,16 @@ def readable(score: float) -> float:
 
 
 def search(repo: Repo, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
-           rank: str = "merged", max_bytes: int = 1024 * 1024, watch: Watch | None = None) -> list[Hit]:
-    """The best `limit` hits for any text, over the tiers asked for (all by default). A long-running
-    caller passes its `watch` (see watch.py) so that only files the kernel reported are re-read."""
+           rank: str = "merged", max_bytes: int = 1024 * 1024, watch: Watch | None = None,
+           project: str | None = None) -> list[Hit]:
+    """The best `limit` hits for any text, over the tiers asked for (all by default), of one project's
+    memories if `project` is given. A long-running caller passes its `watch` (see watch.py) so that
+    only files the kernel reported are re-read."""
     check(query, tier, limit, rank)
     terms = textindex.query_terms(query)
     if not terms:
         return []  # nothing searchable in it (only punctuation, say): no hits, no error
-    rows = _rows(repo, terms, tier, type, limit if rank == "merged" else MAX_LIMIT, max_bytes, watch)
+    rows = _rows(repo, terms, tier, type, limit if rank == "merged" else MAX_LIMIT, max_bytes, watch, project)
     if rank == "cascade":
         order = {t: i for i, t in enumerate(names.TIERS)}
         rows.sort(key=lambda r: (order[r[0]], r[4], r[1]))

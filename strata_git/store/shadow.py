@@ -31,7 +31,7 @@ from strata_git.core import contract, entries, names, textindex
 from strata_git.gitio.git import Repo
 from strata_git.store import catalog, records
 
-VERSION = "7"  # of how rows are made from records: another value rebuilds them
+VERSION = "8"  # of how rows are made from records: another value rebuilds them
 MAX_WARNINGS = 20
 
 
@@ -45,6 +45,7 @@ class Row(NamedTuple):
     size: int
     preview: str
     source: str = "name"  # "record" (full), "trailer" (an old archive commit's keywords) or "name"
+    project: str = ""  # the project its record names (core/projects.py)
 
     @property
     def name(self) -> str:
@@ -99,7 +100,7 @@ def _from_legacy(path: str, blob: str, commit: str, rec: dict) -> tuple[Row, Cou
 
 
 def _from_record(path: str, rec: records.Record, commit: str) -> tuple[Row, Counter[str]]:
-    return Row(path, rec.blob, commit, rec.title, rec.type, rec.tags, rec.size, rec.preview, "record"), \
+    return Row(path, rec.blob, commit, rec.title, rec.type, rec.tags, rec.size, rec.preview, "record", rec.project), \
         Counter(rec.counts)
 
 
@@ -170,8 +171,9 @@ def _insert(db: sqlite3.Connection, made: list[tuple[Row, Counter[str]]]) -> Non
     cols = [_columns(r, body) for r, body in made]
     first = catalog.allocate(db, len(made))
     values = [(first + i, r.path, r.blob, r.commit, r.title, r.type, catalog.TAG_SEP.join(r.tags),
-               r.size, r.preview, r.source, _digest(c)) for i, ((r, _), c) in enumerate(zip(made, cols, strict=True))]
-    db.executemany("INSERT OR REPLACE INTO archived VALUES (?,?,?,?,?,?,?,?,?,?,?)", values)
+               r.size, r.preview, r.source, _digest(c), r.project)
+              for i, ((r, _), c) in enumerate(zip(made, cols, strict=True))]
+    db.executemany("INSERT OR REPLACE INTO archived VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", values)
     db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)",
                    ((v[0], *c) for v, c in zip(values, cols, strict=True)))
 
@@ -180,7 +182,7 @@ def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
     """Remove archive rows, giving FTS5 back exactly what each indexed (recomputed from its record,
     trailer or name, and checked against the digest kept at insert). Raises Stale if one cannot be."""
     found = [db.execute(f"SELECT {_COLUMNS}, digest, id FROM archived WHERE path = ?", (p,)).fetchone() for p in paths]
-    rows = {r[0]: (_as_row(r[:9]), r[9], r[10]) for r in found if r}
+    rows = {r[0]: (_as_row(r[:10]), r[10], r[11]) for r in found if r}
     if not rows:
         return
     chosen = {p: r.blob for p, (r, _, _) in rows.items() if r.source == "record"}
@@ -339,8 +341,7 @@ def connect(repo: Repo) -> Iterator[sqlite3.Connection]:
 def rows(db: sqlite3.Connection) -> list[tuple]:
     """Every archive row in path order, then every indexed term with its counts (what two equal
     indexes share: live memories' terms are in the same table, so compare clones alike)."""
-    entries = db.execute("SELECT path, blob, commit_id, title, type, tags, size, preview, source FROM archived "
-                         "ORDER BY path").fetchall()
+    entries = db.execute(f"SELECT {_COLUMNS} FROM archived ORDER BY path").fetchall()
     return entries + db.execute("SELECT term, doc, cnt FROM docs_vocab ORDER BY term").fetchall()
 
 
@@ -365,10 +366,11 @@ def warnings(repo: Repo) -> list[str]:
 
 def _as_row(r: tuple) -> Row:
     r = tuple(r)
-    return Row(r[0], r[1], r[2], r[3], r[4], tuple(r[5].split(catalog.TAG_SEP)) if r[5] else (), r[6], r[7], r[8])
+    return Row(r[0], r[1], r[2], r[3], r[4], tuple(r[5].split(catalog.TAG_SEP)) if r[5] else (), r[6], r[7], r[8],
+               r[9])
 
 
-_COLUMNS = "path, blob, commit_id, title, type, tags, size, preview, source"
+_COLUMNS = "path, blob, commit_id, title, type, tags, size, preview, source, project"
 
 
 def all_rows(repo: Repo, db: sqlite3.Connection | None = None) -> list[Row]:

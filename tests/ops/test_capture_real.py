@@ -136,10 +136,10 @@ def test_a_project_can_turn_capture_off(mem: Path, tmp_path: Path):
     t = tmp_path / "p.jsonl"
     t.write_text(claude_line("user", "Decision: keep it private.", "p-1"))
     before = git(mem, "rev-parse", "HEAD").stdout
-    out = strata(mem, "capture", str(t), "--project", str(project))
+    out = strata(mem, "capture", str(t), "--workdir", str(project))
     assert out.returncode == 0 and b"capture is off" in out.stdout and git(mem, "rev-parse", "HEAD").stdout == before
     git(project, "config", "strata.capture", "true")
-    assert b"decisions/keep-it-private" in strata(mem, "capture", str(t), "--project", str(project)).stdout
+    assert b"decisions/keep-it-private" in strata(mem, "capture", str(t), "--workdir", str(project)).stdout
 
 
 def test_a_statement_met_in_two_sessions_is_one_memory_with_both_sources(mem: Path, tmp_path: Path):
