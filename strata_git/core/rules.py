@@ -9,7 +9,10 @@ Rules (defaults in `.strata/config.toml`):
 - promote: a cooled memory read at least `promote.reads` times in the last
   `promote.window_days` days moves back to active/ (checked before archiving);
 - archive: a cooled memory whose last change is older than `archive.idle_days` and that was
-  read at most `archive.max_reads` times in that window moves to archive/.
+  read at most `archive.max_reads` times in that window moves to archive/, unless it is a
+  decision or rejection that still stands (see core/context.py: not `status: retired` or
+  `superseded`, and named in no other one's `supersedes:`): that stays in cooled/, in every boot
+  context, until it is retired.
 
 A memory with uncommitted changes is never moved; it is reported as skipped.
 """
@@ -33,6 +36,7 @@ class MemoryState(NamedTuple):
     changed: int  # unix time of the last content change (migrations excluded)
     type: str = "note"
     dirty: bool = False  # uncommitted changes in the working tree
+    standing: bool = False  # a decision or rejection not retired nor superseded: never archived
 
 
 class Move(NamedTuple):
@@ -109,7 +113,7 @@ def _decide(m: MemoryState, reads: list[int], cfg: Config, now: int) -> Move | S
             move = Move("promote", m.name, "cooled", "active",
                         f"promote.reads = {cfg.promote_reads} in promote.window_days = {cfg.promote_window_days}",
                         age // DAY, last_read, recent, cfg.promote_window_days)
-        elif age >= cfg.archive_idle_days * DAY and idle <= cfg.archive_max_reads:
+        elif age >= cfg.archive_idle_days * DAY and idle <= cfg.archive_max_reads and not m.standing:
             move = Move("archive", m.name, "cooled", "archive",
                         f"archive.idle_days = {cfg.archive_idle_days}, archive.max_reads = {cfg.archive_max_reads}",
                         age // DAY, last_read, idle, cfg.archive_idle_days)
@@ -143,6 +147,10 @@ def next_move(m: MemoryState, reads: list[int], cfg: Config, now: int) -> str:
         if days is None:
             return f"never cools automatically ({key} = never)"
         return f"cools after {days} days without changes ({key}), on day {contract.day(m.changed + days * DAY)}"
+    if m.tier == "cooled" and m.standing:
+        return (f"stays cooled while it stands (a {m.type} in the boot context): it can archive once retired "
+                f"(`status: retired` in it, or another decision's `supersedes:` naming it); promoted after "
+                f"{cfg.promote_reads} reads within {cfg.promote_window_days} days")
     if m.tier == "cooled":
         return (f"archived once unchanged for {cfg.archive_idle_days} days with at most {cfg.archive_max_reads} "
                 f"read(s) in them (from {contract.day(m.changed + cfg.archive_idle_days * DAY)}); promoted after "

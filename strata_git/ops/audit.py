@@ -126,7 +126,11 @@ def why(repo: Repo, cfg: Config, tier: str, name: str, now: int) -> Why:
         kind = memory.parse(safefs.read(repo.root, f"{tier}/{name}", cfg.max_memory_bytes)).type
     except StrataError:
         kind = "note"
-    state = rules.MemoryState(name, tier, changed if changed is not None else now, kind)
+    from strata_git.ops import janitor
+
+    held = [s for s in janitor.states(repo, cfg, at, now, every=True) if (s.tier, s.name) == (tier, name)] if at else []
+    state = rules.MemoryState(name, tier, changed if changed is not None else now, kind,
+                              standing=bool(held and held[0].standing))
     last_move = next(iter(migrations(repo, name, limit=1)), None)
     decision = rules.plan([state], {name: reads}, cfg, now).moves
     return Why(

@@ -77,17 +77,37 @@ def _dirty(repo: Repo) -> set[str]:
     return dirty
 
 
-def states(repo: Repo, cfg: Config, at: history.Head, now: int) -> list[rules.MemoryState]:
+def states(repo: Repo, cfg: Config, at: history.Head, now: int, every: bool = False) -> list[rules.MemoryState]:
+    """What the planner knows of each memory at `at`. `every`: each one's type and standing, even
+    when nothing calls for them yet (for `why`)."""
     times = history.last_changed(repo, at)
     tree = _tree(repo, at.commit)
     # Only active memories old enough to cool need their type (rejections never cool): read just those.
     def candidate(tier: str, name: str) -> bool:
         days = cfg.cool_days_for(name)
         return tier == "active" and days is not None and now - times.get(name, now) >= days * rules.DAY
-    types = _types(repo, sorted({oid for tier, name, oid in tree if candidate(tier, name)}))
+    # A cooled decision or rejection that stands is not archived: when any cooled memory is old
+    # enough to archive, every type is needed (cached by blob), and the standing ones' frontmatter.
+    def archivable(tier: str, name: str) -> bool:
+        return tier == "cooled" and now - times.get(name, now) >= cfg.archive_idle_days * rules.DAY
+    every = every or any(archivable(tier, name) for tier, name, _ in tree)
+    types = _types(repo, sorted({oid for tier, name, oid in tree if every or candidate(tier, name)}))
+    standing = _standing(repo, [(t, n, o) for t, n, o in tree if types.get(o) in ("decision", "rejection")]) \
+        if every else set()
     dirty = _dirty(repo)
     return [rules.MemoryState(name, tier, times.get(name, now), types.get(oid, "note"),
-                                f"{tier}/{name}" in dirty) for tier, name, oid in tree]
+                                f"{tier}/{name}" in dirty, name in standing) for tier, name, oid in tree]
+
+
+def _standing(repo: Repo, kept: list[tuple[str, str, str]]) -> set[str]:
+    """Names of the decisions and rejections among `kept` (tier, name, blob id) that stand: as the
+    boot context tells (core/context.standing), from their text at HEAD."""
+    from strata_git.core import context
+
+    said = {name: context.standing((raw or b"").decode("utf-8", "replace"), f"{tier}/{name}", "decision")
+            for (tier, name, _), raw in zip(kept, repo.objects([o for _, _, o in kept]), strict=True)}
+    retired = {n for s in said.values() for n in s.supersedes} | {n for n, s in said.items() if s.retired}
+    return set(said) - retired
 
 
 def _clashes(held: list[rules.MemoryState]) -> set[str]:

@@ -62,3 +62,22 @@ def test_a_gist_does_not_repeat_the_title(mem: Path):
     text = _context(mem)
     assert [line.split(" · ", 3)[-1] for line in text.splitlines() if line.startswith("- `decisions/")] == \
         ["2026-11-01", "2026-11-01: workers share it."]
+
+
+def test_a_standing_decision_cools_but_never_archives_until_it_is_retired(mem: Path):
+    _write(mem, "decisions/db", "---\ntype: decision\ntitle: Events in Postgres\n---\nPostgres: transactions.\n")
+    _write(mem, "decisions/old-db", "---\ntype: decision\ntitle: Events in MongoDB\n---\nMongoDB.\n")
+    _write(mem, "decisions/cron", "---\ntype: decision\ntitle: Nightly cron\nstatus: retired\n---\nAt 2am.\n")
+    _write(mem, "decisions/queue", "---\ntype: decision\ntitle: Kafka\nsupersedes: [decisions/old-db]\n---\nKafka.\n")
+    _write(mem, "notes/plain", "A note about nothing in particular.\n")
+    assert strata(mem, "janitor", "--now", "+40d").returncode == 0
+    assert (mem / "cooled/decisions/db.md").exists()  # cooling moves the file...
+    assert "decisions/db`" in _context(mem)  # ...not its presence
+    why = strata(mem, "why", "decisions/db", "--now", "+200d").stdout.decode()
+    assert "stays cooled while it stands" in why
+    assert strata(mem, "janitor", "--now", "+200d").returncode == 0
+    assert (mem / "cooled/decisions/db.md").exists() and (mem / "cooled/decisions/queue.md").exists()
+    for gone in ("decisions/old-db", "decisions/cron", "notes/plain"):  # retired, superseded, no decision
+        assert (mem / f"archive/{gone}.md").exists(), gone
+    text = _context(mem)
+    assert "decisions/db`" in text and "decisions/queue`" in text and "old-db" not in text

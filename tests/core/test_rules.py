@@ -78,3 +78,13 @@ def test_the_plan_is_the_same_whatever_the_input_order():
     first = rules.plan(memories, reads, Config(), NOW)
     rng.shuffle(memories)
     assert rules.plan(memories, reads, Config(), NOW) == first and first.moves
+
+
+def test_a_standing_decision_in_cooled_is_never_archived_but_can_be_promoted():
+    old = state("decisions/db", "cooled", age_days=400, type="decision")
+    assert [m.action for m in rules.plan([old], {}, DEFAULTS, NOW).moves] == ["archive"]
+    standing = old._replace(standing=True)
+    assert rules.plan([standing], {}, DEFAULTS, NOW).moves == ()
+    reads = {"decisions/db.md": [NOW - i * DAY for i in range(DEFAULTS.promote_reads)]}
+    assert [m.action for m in rules.plan([standing], reads, DEFAULTS, NOW).moves] == ["promote"]
+    assert "stays cooled while it stands" in rules.next_move(standing, [], DEFAULTS, NOW)
