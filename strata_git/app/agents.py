@@ -226,13 +226,16 @@ def session_start(vault: Vault, source: str, project: str | None = None) -> str:
 
 
 def prompt_hints(vault: Vault, prompt: str, project: str | None = None) -> str:
-    """Names and one-line gists of the few memories most relevant to `prompt`, or "" (most prompts):
+    """Names and one-line gists of the few memories most relevant to `prompt` that score at least
+    `agent.prompt_min_score` and hold at least `agent.prompt_min_coverage` of its words, or "" (most prompts):
     `project`'s and general ones before other projects' (a hit of another project is named only
     when too few of those pass the score)."""
     from strata_git.core import hygiene, projects
 
-    asked = PROMPT_HITS * 3 if project else PROMPT_HITS
-    hits = [h for h in vault.search(prompt[:2000], limit=asked) if h.score >= vault.cfg.agent_prompt_min_score]
+    asked = PROMPT_HITS * 3  # more than are shown: those that pass the thresholds, the project's first
+    cfg = vault.cfg
+    hits = [h for h in vault.search(prompt[:2000], limit=asked)
+            if h.score >= cfg.agent_prompt_min_score and h.coverage >= cfg.agent_prompt_min_coverage]
     hits = sorted(hits, key=lambda h: projects.rank(h.project, project) == 2)[:PROMPT_HITS]  # (stable: by score)
     if not hits:
         return ""

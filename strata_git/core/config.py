@@ -41,7 +41,8 @@ class Config(NamedTuple):
     check_secrets: bool = True
     agent_prompt_hints: bool = False  # UserPromptSubmit names the memories most relevant to a prompt
     agent_context_chars: int = 9000  # what the SessionStart hook may add (Claude Code takes ~10,000)
-    agent_prompt_min_score: float = 6.0  # a memory scoring less is not named to a prompt
+    agent_prompt_min_score: float = 5.0  # a memory scoring less is not named to a prompt
+    agent_prompt_min_coverage: float = 0.2  # ... nor one holding less of the prompt's words (idf-weighted share)
     source: str = "(defaults)"
     ignored: tuple[str, ...] = ()  # weakening values of the shared file that were not applied (see WEAKENING)
 
@@ -69,7 +70,7 @@ class Config(NamedTuple):
             "limits": {"max_memory_bytes": self.max_memory_bytes},
             "hooks": {"secrets": self.check_secrets},
             "agent": {"prompt_hints": self.agent_prompt_hints, "prompt_min_score": self.agent_prompt_min_score,
-                      "context_chars": self.agent_context_chars},
+                      "prompt_min_coverage": self.agent_prompt_min_coverage, "context_chars": self.agent_context_chars},
             "source": self.source,
         }
 
@@ -117,6 +118,12 @@ def _score(v: Any) -> float:
     return float(v)
 
 
+def _share(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
+        raise ValueError("must be a number from 0 to 1")
+    return float(v)
+
+
 def _days_or_never(v: Any) -> int | None:
     return None if v == "never" else _count(v)
 
@@ -134,6 +141,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "limits": {"max_memory_bytes": ("max_memory_bytes", _count)},
     "hooks": {"secrets": ("check_secrets", _flag)},
     "agent": {"prompt_hints": ("agent_prompt_hints", _flag), "prompt_min_score": ("agent_prompt_min_score", _score),
+              "prompt_min_coverage": ("agent_prompt_min_coverage", _share),
               "context_chars": ("agent_context_chars", _count)},
 }
 

@@ -46,6 +46,7 @@ class Hit(NamedTuple):
     blob: str = ""  # archive hits: the blob holding it
     summary: str = ""  # cooled and archive hits: the summary made when it cooled, if any
     project: str = ""  # the project it records, "" for none
+    coverage: float = 0.0  # the share of the query's idf (its rarer words weigh more) that this memory holds
 
     @property
     def path(self) -> str:
@@ -60,6 +61,7 @@ class Hit(NamedTuple):
             out["summary"] = self.summary
         if self.project:
             out["project"] = self.project
+        out["coverage"] = self.coverage
         return out
 
 
@@ -78,8 +80,13 @@ def check(query: object, tier: str | None, limit: int, rank: str) -> str:
     return query
 
 
-def idf_weights(db: sqlite3.Connection, terms: list[str]) -> list[tuple[str, float]]:
-    """(term, weight) for the terms any memory holds. FTS5's bm25() uses the classic idf,
+class Weighed(NamedTuple):
+    terms: list[tuple[str, float, float]]  # (term, bm25 scale, Lucene idf) of the terms some memory holds
+    idf: float  # the query's whole Lucene idf, its terms no memory holds included (counted as held by none)
+
+
+def idf_weights(db: sqlite3.Connection, terms: list[str]) -> Weighed:
+    """(term, weight, idf) for the terms any memory holds. FTS5's bm25() uses the classic idf,
     log((N - n + 0.5) / (n + 0.5)), which falls to nothing for a word in half the memories
     and is clamped there; Lucene's log(1 + (N - n + 0.5) / (n + 0.5)) keeps such words
     counting a little, and finds the answer more often (docs/search.md). One phrase's bm25
@@ -87,6 +94,7 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> list[tuple[str, flo
     lucene idf / classic idf: exactly BM25 with Lucene's idf, tf and lengths still FTS5's."""
     total = indexed_count(db)
     out = []
+    unheld = 0
     for t in terms:
         row = db.execute("SELECT doc FROM docs_vocab WHERE term = ?", (t,)).fetchone()
         n, term = (row[0] if row else 0), t
@@ -95,14 +103,16 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> list[tuple[str, flo
                              ).fetchone()
             n, term = (row[0] or 0 if row else 0), textindex.PREFIX + t
         if not n:
+            unheld += 1
             continue
         if n > total:  # counts not yet written (inside a transaction), or a prefix's summed: count the rows
             total = max(total, db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)"
                                           ).fetchone()[0])
             n = min(n, total)
         classic = math.log((total - n + 0.5) / (n + 0.5))
-        out.append((term, math.log(1 + (total - n + 0.5) / (n + 0.5)) / (classic if classic > 0 else 1e-6)))
-    return out
+        idf = math.log(1 + (total - n + 0.5) / (n + 0.5))
+        out.append((term, idf / (classic if classic > 0 else 1e-6), idf))
+    return Weighed(out, sum(i for _, _, i in out) + unheld * math.log(1 + (total + 0.5) / 0.5))
 
 
 def indexed_count(db: sqlite3.Connection) -> int:
@@ -125,10 +135,11 @@ def indexed_count(db: sqlite3.Connection) -> int:
 # archived ones (an id is in exactly one of them). Ties: by name, then tier. Without filters only
 # the best `limit` scores (and any tied with the last of them) are looked up, not every match.
 _SQL = """
-WITH hit AS MATERIALIZED (SELECT id, sum(s) AS score FROM ({terms}) GROUP BY id),
-     best AS (SELECT id, score FROM hit {cut})
+WITH hit AS MATERIALIZED (SELECT id, sum(s) AS score, sum(c) AS covered FROM ({terms}) GROUP BY id),
+     best AS (SELECT id, score, covered FROM hit {cut})
 SELECT coalesce(m.tier, 'archive'), coalesce(m.name, substr(a.path, 9)), coalesce(m.title, a.title),
-       coalesce(m.type, a.type), best.score, a.preview, a.commit_id, a.blob, coalesce(m.project, a.project)
+       coalesce(m.type, a.type), best.score, a.preview, a.commit_id, a.blob, coalesce(m.project, a.project),
+       best.covered / ?
 FROM best LEFT JOIN memories m ON m.id = best.id AND m.tier IN ('active', 'cooled')
           LEFT JOIN archived a ON a.id = best.id
 WHERE (m.path IS NOT NULL OR a.path IS NOT NULL) {where}
@@ -138,16 +149,16 @@ _CUT = "WHERE score <= coalesce((SELECT score FROM hit ORDER BY score LIMIT 1 OF
 
 
 def _query(db: sqlite3.Connection, terms: list[str], where: list[str], args: list, limit: int) -> list[tuple]:
-    weighted = idf_weights(db, terms)
-    if not weighted:
+    weighed = idf_weights(db, terms)
+    if not weighed.terms:
         return []
     # (FTS5's `rank` column, not a bm25() call: an auxiliary function cannot run inside a compound select)
-    part = (f"SELECT rowid AS id, rank * ? AS s FROM docs WHERE docs MATCH ? "
+    part = (f"SELECT rowid AS id, rank * ? AS s, ? AS c FROM docs WHERE docs MATCH ? "
             f"AND rank MATCH 'bm25({', '.join(map(str, WEIGHTS))})'")
-    sql = _SQL.format(terms=" UNION ALL ".join([part] * len(weighted)), cut="" if where else _CUT,
+    sql = _SQL.format(terms=" UNION ALL ".join([part] * len(weighed.terms)), cut="" if where else _CUT,
                       where="".join(f" AND {w}" for w in where))
-    values = [v for t, w in weighted for v in (w, textindex.expression([t]))]
-    return db.execute(sql, (*values, *(() if where else (limit - 1,)), *args, limit)).fetchall()
+    values = [v for t, w, idf in weighed.terms for v in (w, idf, textindex.expression([t]))]
+    return db.execute(sql, (*values, *(() if where else (limit - 1,)), weighed.idf, *args, limit)).fetchall()
 
 
 def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limit: int,
@@ -176,18 +187,19 @@ def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limi
 
 
 def _hit(root: str, row: tuple, terms: list[str], max_bytes: int) -> Hit:
-    tier, name, title, kind, score, preview, commit, blob, project = row
+    tier, name, title, kind, score, preview, commit, blob, project, covered = row
     name = name[: -len(names.SUFFIX)]
+    coverage = round(min(1.0, covered or 0.0), 3)
     if tier == "archive":
         return Hit(tier, name, title or name, kind, readable(score), textindex.snippet(preview or "", terms),
-                   commit or "", blob or "", project=project or "")
+                   commit or "", blob or "", project=project or "", coverage=coverage)
     try:
         text = safefs.read(root, f"{tier}/{name}{names.SUFFIX}", max_bytes).decode("utf-8", "replace")
     except Exception:  # noqa: BLE001 - gone since the scan: show no snippet rather than fail
         text = ""
     body = text.split("\n---", 1)[-1] if text.startswith("---") else text
     return Hit(tier, name, title or name, kind, readable(score), entries.clean(textindex.snippet(body, terms)),
-               project=project or "")
+               project=project or "", coverage=coverage)
 
 
 def readable(score: float) -> float:

@@ -42,6 +42,8 @@ def test_template_is_exactly_the_defaults_and_documents_each_key():
     ("[cool.after_days]\nprojects = \"soon\"\n", "cool.after_days.projects"),
     ("[cool.after_days]\n\"../x\" = 3\n", "cool.after_days.../x"),
     ("[cool]\nnever_types = \"rejection\"\n", "cool.never_types"),
+    ("[agent]\nprompt_min_coverage = 1.5\n", "agent.prompt_min_coverage"),
+    ("[agent]\nprompt_min_coverage = true\n", "agent.prompt_min_coverage"),
 ])
 def test_bad_keys_and_values_name_the_key_and_file(toml: str, key: str):
     with pytest.raises(BadConfig) as e:

@@ -43,7 +43,7 @@ def memory(mem: Path) -> Path:
     vault.write("decisions/postgres", b"We use Postgres 16.\n", type="decision", via="cli")
     cfg = mem / ".strata/config.toml"
     cfg.write_text(cfg.read_text().replace("prompt_hints = false", "prompt_hints = true")
-                   .replace("prompt_min_score = 6.0", "prompt_min_score = 1.0"))
+                   .replace("prompt_min_score = 5.0", "prompt_min_score = 1.0"))
     git(mem, "commit", "-qam", "hints on")
     for event in PAYLOADS:
         assert answer(mem, event)[0], log(mem)

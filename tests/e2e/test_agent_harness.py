@@ -114,9 +114,9 @@ def test_prompt_hints_are_opt_in_and_only_above_the_threshold(seeded: Path, tmp_
     assert run_hook(tmp_path, "UserPromptSubmit", prompt, seeded) == {}  # off by default
     cfg = seeded / ".strata/config.toml"
     template = cfg.read_text()
-    # three memories score low (idf grows with the repository): the default, 6.0, is set for a real one
+    # three memories score low (idf grows with the repository): the default, 5.0, is set for a real one
     cfg.write_text(template.replace("prompt_hints = false", "prompt_hints = true")
-                   .replace("prompt_min_score = 6.0", "prompt_min_score = 1.0"))
+                   .replace("prompt_min_score = 5.0", "prompt_min_score = 1.0"))
     git(seeded, "commit", "-qam", "hints on")
     out = run_hook(tmp_path, "UserPromptSubmit", prompt, seeded)
     text = out["hookSpecificOutput"]["additionalContext"]

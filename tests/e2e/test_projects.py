@@ -178,7 +178,7 @@ def test_prompt_hints_name_the_sessions_project_before_anothers(mem: Path, tmp_p
     app = _code(tmp_path, "app", "https://github.com/org/app")
     cfg = mem / ".strata/config.toml"
     cfg.write_text(cfg.read_text().replace("prompt_hints = false", "prompt_hints = true")
-                   .replace("prompt_min_score = 6.0", "prompt_min_score = 0.5"))
+                   .replace("prompt_min_score = 5.0", "prompt_min_score = 0.5"))
     git(mem, "commit", "-qam", "hints on")
     for i in range(3):  # another project's memories that match the prompt better
         _decision(mem, f"decisions/web-cache-{i}", "web", "Cache invalidation with redis keys. Redis cache redis.")

@@ -201,7 +201,7 @@ def test_reindex_on_a_fresh_clone_equals_the_original_without_fetching(setup, me
     served = bare_remote(daemon.base / "mem.git")
     git(mem, "push", "-q", str(served), "main", "refs/strata/shadow/*:refs/strata/shadow/*")  # what sync pushes
     original = shadow_rows(mem)
-    entries = [r for r in original if len(r) == 9]  # then (term, rows, occurrences) of the full-text index
+    entries = [r for r in original if len(r) == 10]  # then (term, rows, occurrences) of the full-text index
     assert len(entries) == 40 and all(r[2] for r in entries)  # each has the commit that archived it
     for url, where in ((str(tmp_path / "remote.git"), tmp_path / "clone1"), (daemon.url("mem.git"), tmp_path / "c2")):
         proc = strata(tmp_path, "clone", url, str(where), "--json")
@@ -234,7 +234,7 @@ def test_incremental_update_equals_a_full_rebuild(mem: Path, tmp_path: Path):
     shadow.build(vault.repo, vault.repo.head())
     assert shadow_rows(mem) == incremental
     # the three live ones went stale and were archived too
-    assert len([r for r in incremental if len(r) == 9]) == 10 + 6 + 3 - 2
+    assert len([r for r in incremental if len(r) == 10]) == 10 + 6 + 3 - 2
 
 
 @pytest.mark.slow
@@ -265,7 +265,7 @@ def test_a_damaged_shadow_index_is_detected_and_rebuilt(setup, mem: Path, damage
     # A broken index never blocks a write.
     path.write_bytes(b"not a database")
     vault.write("still/works", b"# yes\n")
-    assert [r for r in shadow_rows(mem) if len(r) == 9] == [r for r in rows if len(r) == 9]
+    assert [r for r in shadow_rows(mem) if len(r) == 10] == [r for r in rows if len(r) == 10]
 
 
 # -- search ------------------------------------------------------------------------------------
@@ -460,7 +460,7 @@ def test_hooks_bring_the_shadow_index_forward_after_a_pull(setup, mem: Path, tmp
     after = shadow.reflects(discover(str(laptop)))
     assert after == head(laptop) != before
     # A plain pull brings the branch, not the records: the new memories are found by name so far.
-    rows = {r[0]: r for r in shadow_rows(laptop) if len(r) == 9}
+    rows = {r[0]: r for r in shadow_rows(laptop) if len(r) == 10}
     assert [rows[f"archive/later/n{i}.md"][8] for i in range(3)] == ["name"] * 3
     assert strata(laptop, "sync").returncode == 0  # brings the records: those rows are upgraded
     assert shadow_rows(laptop) == shadow_rows(mem)

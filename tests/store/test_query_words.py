@@ -28,3 +28,16 @@ def test_a_question_finds_the_decision_and_a_word_start_finds_the_longer_word(va
     assert [h.name for h in vault.search("cockroach")] == ["projects/koda-db"]
     assert [h.name for h in vault.search("cockpit")] == ["projects/other"]  # held: matched exactly, no prefix
     assert vault.search("cockroachdbx") == []  # a longer word is never made shorter
+
+
+def test_a_hit_says_how_much_of_the_query_it_holds_rare_words_weighing_more(vault):
+    vault.write("projects/koda", b"Koda ships the passkey login on Thursday.\n")
+    for i in range(6):
+        vault.write(f"notes/n{i}", f"Note {i}: the login page and the team.\n".encode())
+    full = vault.search("koda passkey thursday")[0]
+    assert full.name == "projects/koda" and full.coverage == 1.0
+    part = vault.search("koda passkey thursday zanzibar quokka")[0]  # two words no memory holds
+    assert part.name == "projects/koda" and 0.3 < part.coverage < 0.7
+    common = [h for h in vault.search("login zanzibar") if h.name.startswith("notes/")][0]
+    assert common.coverage < 0.3  # a common word held, a rare one not: little of the question
+    assert vault.search("koda")[0].as_dict()["coverage"] == 1.0

@@ -20,7 +20,7 @@ from helpers.archive import DAY, T0, archived_blobs, body, held, seed_archive, s
 
 
 def rows_only(repo: Path) -> list[tuple]:
-    return [r for r in shadow_rows(repo) if len(r) == 9]
+    return [r for r in shadow_rows(repo) if len(r) == 10]
 
 
 @pytest.mark.slow
@@ -212,7 +212,7 @@ def test_a_record_that_vanishes_under_a_row_rebuilds_instead_of_corrupting(mem: 
     vault.recall(["notes/m0002"])  # the forward step must delete m0002's row
     assert shadow.refresh(vault.repo) == "fresh"
     assert {r[8] for r in rows_only(mem)} == {"name"}
-    assert len(rows_only(mem)) == len([r for r in before if len(r) == 9]) - 1
+    assert len(rows_only(mem)) == len([r for r in before if len(r) == 10]) - 1
 
 
 @pytest.mark.slow
