@@ -256,9 +256,9 @@ def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], s
         if told[entry.name] != lines[entry.name] and add(lists, opening + lines[entry.name], entry.name, "decisions"):
             continue  # its title without its gist
         break
-    for entry in elsewhere:  # other projects' standing memories: as far as the budget allows
+    for entry in elsewhere:  # other projects' standing memories, each naming its project: as far as the budget allows
         opening = "## Other projects' rejections and decisions\n" if entry is elsewhere[0] else ""
-        text = said_no[entry.name] if entry.type == "rejection" else told[entry.name]
+        text = f"{(said_no[entry.name] if entry.type == 'rejection' else told[entry.name])[:-1]} [{entry.project}]\n"
         if not add(lists, opening + text, entry.name, "rejections" if entry.type == "rejection" else "decisions"):
             break
     # Router lines may take up to ROUTER_SHARE of the budget: reserve that much, fill the rest with

@@ -121,7 +121,7 @@ def test_the_boot_context_puts_the_current_project_first_and_others_as_far_as_th
     assert strata(mem, "reject", "use MongoDB", "--project", "web").returncode == 0
     text = strata(mem, "context", "--project", "app").stdout.decode()
     assert text.index("decisions/app-db") < text.index("decisions/general")
-    assert "## Other projects' rejections and decisions" in text
+    assert "## Other projects' rejections and decisions" in text and "use MongoDB [web]\n" in text
     assert text.index("decisions/general") < text.index("## Other projects'")
     tight = json.loads(strata(mem, "context", "--project", "app", "--budget", "200", "--json").stdout)
     assert "decisions/app-db" in tight["decisions"] and "decisions/general" in tight["decisions"]

@@ -73,7 +73,7 @@ def test_two_machines_archive_the_same_memories_concurrently_without_conflict(me
     named = {c: git(mem, "log", "-1", "--format=%(trailers:key=Strata-Record,valueonly)", c).stdout.split()
              for c in janitors}
     assert len(janitors) == 2 and len({tuple(v) for v in named.values()}) == 1 and len(next(iter(named.values()))) == 16
-    assert [r for r in shadow_rows(mem) if len(r) != 9] == [r for r in shadow_rows(other) if len(r) != 9]
+    assert [r for r in shadow_rows(mem) if len(r) != 10] == [r for r in shadow_rows(other) if len(r) != 10]
 
 
 def legacy_archive(mem: Path, n: int) -> dict[str, str]:
