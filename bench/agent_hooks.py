@@ -108,17 +108,25 @@ def main() -> None:
 
         for i in range(3):
             Vault.open(str(root)).reject(f"proposal {i} that was turned down", why="it did not fit")
+        # The session runs in a code project, as in real use: each hook names its project from the
+        # folder (a git process or two), and the boot context and hints put that project first.
+        code = tmp_path / "code"
+        code.mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=code, env=env, check=True)
+        subprocess.run(["git", "remote", "add", "origin", "https://github.com/org/app.git"], cwd=code, env=env,
+                       check=True)
+        here = {"cwd": str(code)}
         prompts = [f"what did we say about {rng.choice(archive_bench.WORDS)} and {rng.choice(archive_bench.WORDS)}?"
                    for _ in range(args.samples)]
         rows: dict[str, list[float]] = {"python -c pass": [], "SessionStart (startup)": [],
                                         "SessionStart (compact)": [], "UserPromptSubmit": []}
-        hook_ms(root, env, "SessionStart", {"source": "startup"})  # warm the catalog and the history cache
+        hook_ms(root, env, "SessionStart", {"source": "startup", **here})  # warm the catalog and the history cache
         for i in range(args.samples):
             progress(f"hooks, sample {i + 1}/{args.samples}")
             rows["python -c pass"].append(bare_ms(env))
-            rows["SessionStart (startup)"].append(hook_ms(root, env, "SessionStart", {"source": "startup"}))
-            rows["SessionStart (compact)"].append(hook_ms(root, env, "SessionStart", {"source": "compact"}))
-            rows["UserPromptSubmit"].append(hook_ms(root, env, "UserPromptSubmit", {"prompt": prompts[i]}))
+            rows["SessionStart (startup)"].append(hook_ms(root, env, "SessionStart", {"source": "startup", **here}))
+            rows["SessionStart (compact)"].append(hook_ms(root, env, "SessionStart", {"source": "compact", **here}))
+            rows["UserPromptSubmit"].append(hook_ms(root, env, "UserPromptSubmit", {"prompt": prompts[i], **here}))
         out["hooks"] = {k: {"p50_ms": pct(v, 0.5), "p95_ms": pct(v, 0.95), "n": len(v)} for k, v in rows.items()}
         progress("capture of a 10 MB transcript")
         path = tmp_path / "transcript.jsonl"
