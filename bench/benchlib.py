@@ -80,3 +80,13 @@ def emit(result: dict, as_json: bool, report, kept=None) -> None:
     report(result)
     if kept:
         print(f"kept: {kept}")
+
+
+def hermetic_process(tmp: Path) -> dict[str, str]:
+    """hermetic_env (home in `tmp`) made this process's own environment too: for benchmarks that
+    call git-strata in process."""
+    (tmp / "home").mkdir()
+    env = hermetic_env(tmp / "home")
+    os.environ.clear()
+    os.environ.update(env)
+    return env

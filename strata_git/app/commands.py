@@ -109,6 +109,9 @@ TABLE: tuple[Command, ...] = (
         arg("--limit", type=int, default=10, help="at most this many hits (default 10)"),
         arg("--rank", choices=("merged", "cascade"), default="merged",
             help="merged: best score first, any tier (default); cascade: active, then cooled, then archive"),
+        arg("--mode", choices=("words", "meaning", "both"),
+            help="words, meaning (a local model: search.model), or both fused (default: both when a model is set, "
+                 "else words)"),
     )),
     Command("archive", "push archived content to the archive remote, verify it there, then prune it locally",
             _h("cmd_archive"), (

@@ -148,8 +148,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from strata_git.store import meaning
+
     hits = _vault().search(args.query, tier=args.tier, type=args.type, limit=args.limit, rank=args.rank,
-                           project=args.project)
+                           project=args.project, mode=args.mode)
+    for line in meaning.warnings():
+        print(f"warning: {line}", file=sys.stderr)
     _emit(args, [h.as_dict() for h in hits], render.search(hits))
     return 0
 
@@ -225,7 +229,11 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    done = _vault().reindex()
+    def say(done: int, of: int) -> None:  # on a terminal: memories embedded so far
+        if done == of or done % 25 == 0:
+            print(f"\rembedding {done}/{of} memories", end="\n" if done == of else "", file=sys.stderr, flush=True)
+
+    done = _vault().reindex(say if sys.stderr.isatty() and not args.json else None)
     _emit(args, done.as_dict(), render.reindex(done))
     return 0
 

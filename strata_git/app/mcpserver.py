@@ -188,12 +188,15 @@ class Server:
 
     def search(self, query: Annotated[str, Field(max_length=MAX_QUERY)], tier: Tier | None = None,
                type: TypeName | None = None, limit: Annotated[int, Field(ge=1, le=min(100, MAX_LIMIT))] = 10,
-               project: Project | None = None) -> str:
-        hits = self.vault().search(query, tier=tier, type=type, limit=limit, project=project)
+               project: Project | None = None, mode: Literal["words", "meaning", "both"] | None = None) -> str:
+        from strata_git.store import meaning
+
+        hits = self.vault().search(query, tier=tier, type=type, limit=limit, project=project, mode=mode)
         items = [({"name": h.name, "tier": h.tier, "type": h.type, "title": h.title, "score": round(h.score, 3),
                    **({"project": h.project} if h.project else {})},
                   h.snippet + (f"\n[summary]\n{h.summary}" if h.summary else "")) for h in hits]
         note = f"{len(hits)} hit(s) for the query" + ("" if hits else "; try other words")
+        note += "".join(f"\nwarning: {line}" for line in meaning.warnings())
         return self._served(items, note)
 
     def recall(self, name: Name) -> dict[str, Any]:
@@ -241,7 +244,8 @@ TOOLS: dict[str, tuple[str, dict[str, bool]]] = {
               "archived ones.", {"read_only": True}),
     "search": ("Search all tiers (active, cooled, and archive through the shadow index) for any text; each hit "
                "says its tier (and project, if it records one). Any text is a valid query; project limits the hits "
-               "to one project's memories. Cooled and archived hits include their summary if any.",
+               "to one project's memories; mode: words, meaning (a local model, if the memory has one) or both "
+               "(the default when it has). Cooled and archived hits include their summary if any.",
                {"read_only": True}),
     "recall": ("Bring a cooled or archived memory back to active (one commit; fetches archived content from "
                "the archive remote when this machine does not hold it).",

@@ -188,6 +188,10 @@ def reindex(done: Report) -> str:
         text += (f"\ncould not upgrade {len(done.not_upgraded)} ({first}{more}): "
                  f"{done.unreachable or 'their content is not here'}; search keeps their old rows, "
                  "run `git strata reindex` again when the archive remote is reachable")
+    if done.embedded:
+        text += f"\nmeaning vectors: {done.embedded} active and cooled memories embedded"
+    if done.meaning:
+        text += f"\nno meaning vectors: {done.meaning}"
     return text
 
 

@@ -159,14 +159,17 @@ class Vault:
                 and (wanted is None or e.project == wanted)]
 
     def search(self, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
-               rank: str = "merged", project: str | None = None) -> builtins.list[Hit]:
+               rank: str = "merged", project: str | None = None, mode: str | None = None) -> builtins.list[Hit]:
         """Hits for any text over active/, cooled/ and the shadow index of archive/ (see search.py),
-        of one project's memories if `project` is given."""
+        of one project's memories if `project` is given; by `mode` words, meaning or both (default:
+        both when `search.model` names a model, else words; see meaning.py)."""
         from strata_git.store import search
 
         return search.search(self.repo, query, tier=tier, type=type, limit=limit, rank=rank,
                              max_bytes=self.cfg.max_memory_bytes, watch=self.watch,
-                             project=None if project is None else projects.check(project))
+                             project=None if project is None else projects.check(project),
+                             mode=mode or ("both" if self.cfg.search_model else "words"),
+                             model=self.cfg.search_model, weight=self.cfg.search_meaning_weight)
 
     def impatient(self, until: float) -> AbstractContextManager[None]:
         """For a caller that must answer by `until` (time.monotonic(); the agent hooks): within the
@@ -260,11 +263,12 @@ class Vault:
 
         return archive.command(self.repo, self.cfg, dry_run=dry_run)
 
-    def reindex(self) -> ReindexReport:
-        """Rebuild the derived stores, upgrading archived memories to full shadow records."""
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexReport:
+        """Rebuild the derived stores, upgrading archived memories to full shadow records, and the
+        meaning vectors when a model is set (`progress`: (done, of) memories embedded)."""
         from strata_git.ops import reindex
 
-        return reindex.reindex(self.repo, self.cfg)
+        return reindex.reindex(self.repo, self.cfg, progress)
 
     def sync(self, remote: str | None = None, dry_run: bool = False,
              progress: Callable[[str], None] | None = None) -> SyncResult:

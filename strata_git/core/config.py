@@ -39,6 +39,8 @@ class Config(NamedTuple):
     sync_remote: str = "origin"
     max_memory_bytes: int = 1024 * 1024
     check_secrets: bool = True
+    search_model: str = ""  # a model folder for meaning search (store/meaning.py); "": words alone
+    search_meaning_weight: float = 0.6  # the meaning's share of a fused score (search --mode both)
     agent_prompt_hints: bool = False  # UserPromptSubmit names the memories most relevant to a prompt
     agent_context_chars: int = 9000  # what the SessionStart hook may add (Claude Code takes ~10,000)
     agent_prompt_min_score: float = 5.0  # a memory scoring less is not named to a prompt
@@ -69,6 +71,7 @@ class Config(NamedTuple):
             "sync": {"remote": self.sync_remote},
             "limits": {"max_memory_bytes": self.max_memory_bytes},
             "hooks": {"secrets": self.check_secrets},
+            "search": {"model": self.search_model, "meaning_weight": self.search_meaning_weight},
             "agent": {"prompt_hints": self.agent_prompt_hints, "prompt_min_score": self.agent_prompt_min_score,
                       "prompt_min_coverage": self.agent_prompt_min_coverage, "context_chars": self.agent_context_chars},
             "source": self.source,
@@ -140,6 +143,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, Callable[[Any], Any]]]] = {
     "sync": {"remote": ("sync_remote", _string)},
     "limits": {"max_memory_bytes": ("max_memory_bytes", _count)},
     "hooks": {"secrets": ("check_secrets", _flag)},
+    "search": {"model": ("search_model", _string), "meaning_weight": ("search_meaning_weight", _share)},
     "agent": {"prompt_hints": ("agent_prompt_hints", _flag), "prompt_min_score": ("agent_prompt_min_score", _score),
               "prompt_min_coverage": ("agent_prompt_min_coverage", _share),
               "context_chars": ("agent_context_chars", _count)},

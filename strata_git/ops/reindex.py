@@ -8,6 +8,7 @@ named and keeps its old row.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from strata_git.core.config import Config
@@ -26,12 +27,16 @@ class Report(NamedTuple):
     upgraded: int
     not_upgraded: list[str]  # archived memories (with .md) whose content was neither here nor fetched
     unreachable: str  # why the archive remote could not be read ("" if it could)
+    embedded: int = 0  # active and cooled memories whose meaning vectors were made afresh
+    meaning: str = ""  # why no vectors were made ("" if a model made them, or none is set)
 
     def as_dict(self) -> dict[str, object]:
         return self._asdict()
 
 
-def reindex(repo: Repo, cfg: Config) -> Report:
+def reindex(repo: Repo, cfg: Config, progress: Callable[[int, int], None] | None = None) -> Report:
+    """Rebuild every derived store (and, with search.model set, every meaning vector, telling
+    `progress` (done, of) memory by memory)."""
     with txn.locked(repo):
         lacking = [row for row in shadow.all_rows(repo) if row.source != "record"]
         blobs = sorted({row.blob for row in lacking})
@@ -48,7 +53,22 @@ def reindex(repo: Repo, cfg: Config) -> Report:
         catalog.reset(repo)
         archived = shadow.build(repo, repo.head())
         scan = index_md.refresh(repo, cfg.max_memory_bytes)
+        embedded, why = _embed(repo, cfg, [e for e in scan.entries if e.tier in catalog.SEARCHED and not e.problem],
+                               progress)
     left = sorted(row.name for row in lacking if row.blob not in made)
     return Report(archived=archived, active_and_cooled=sum(1 for e in scan.entries if e.tier != "archive"),
                   shadow_commit=repo.head(), records_written=written, upgraded=len(lacking) - len(left),
-                  not_upgraded=left, unreachable=unreachable)
+                  not_upgraded=left, unreachable=unreachable, embedded=embedded, meaning=why)
+
+
+def _embed(repo: Repo, cfg: Config, live: list, progress: Callable[[int, int], None] | None) -> tuple[int, str]:
+    """(memories embedded, why none were) with the model search.model names, all afresh."""
+    if not cfg.search_model:
+        return 0, ""
+    from strata_git.store import meaning
+
+    found = meaning.model(cfg.search_model)
+    if found is None:
+        return 0, "; ".join(meaning.warnings())
+    meaning.forget(repo)
+    return meaning.refresh(repo, found, live, cfg.max_memory_bytes, progress), ""

@@ -27,8 +27,11 @@ from strata_git.store import catalog, shadow
 
 if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch
+    from strata_git.store import meaning as meaning_t
 
 RANKS = ("merged", "cascade")
+MODES = ("words", "meaning", "both")
+FUSED = 50  # hits of each kind fused in mode "both": a memory outside both lists cannot win
 MAX_QUERY_CHARS = 100_000
 MAX_LIMIT = 1000
 # bm25 column weights, in the full-text table's column order: body, title, tags (and type).
@@ -209,11 +212,25 @@ def readable(score: float) -> float:
 
 def search(repo: Repo, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
            rank: str = "merged", max_bytes: int = 1024 * 1024, watch: Watch | None = None,
-           project: str | None = None) -> list[Hit]:
+           project: str | None = None, mode: str = "words", model: str = "", weight: float = 0.6) -> list[Hit]:
     """The best `limit` hits for any text, over the tiers asked for (all by default), of one project's
     memories if `project` is given. A long-running caller passes its `watch` (see watch.py) so that
-    only files the kernel reported are re-read."""
+    only files the kernel reported are re-read. `mode` "meaning" or "both" also ask the model in the
+    folder `model` (see meaning.py; by words alone, with a warning, when it cannot be used), fusing
+    each list's scores scaled to 0..1 as `(1 - weight) * words + weight * meaning`."""
     check(query, tier, limit, rank)
+    if mode not in MODES:
+        raise BadName(f"unknown search mode {mode!r}", f"use one of: {', '.join(MODES)}")
+    if mode != "words":
+        from strata_git.store import meaning
+
+        found = meaning.model(model) if model else None
+        if found is not None:
+            return _by_meaning(repo, found, query, tier, type, limit, max_bytes, watch, project,
+                               1.0 if mode == "meaning" else weight)
+        if not model:
+            meaning.warn("meaning search is off: no model is set (search.model, see docs/search.md); "
+                         "searched by words")
     terms = textindex.query_terms(query)
     if not terms:
         return []  # nothing searchable in it (only punctuation, say): no hits, no error
@@ -230,3 +247,44 @@ def _with_summary(root: str, hit: Hit) -> Hit:
     if hit.tier == "active" or not os.path.isdir(os.path.join(root, contract.SUMMARIES)):
         return hit
     return hit._replace(summary=summary.read(root, hit.name + names.SUFFIX) or "")
+
+
+def _by_meaning(repo: Repo, model: meaning_t.Model, query: str, tier: str | None, type: str | None, limit: int,
+                max_bytes: int, watch: Watch | None, project: str | None, weight: float) -> list[Hit]:
+    """Hits fused from the words' best FUSED and the meaning's best FUSED (see search()). Archived
+    memories have no vectors: they take part by their words alone."""
+    from strata_git.store import meaning
+
+    terms = textindex.query_terms(query)
+    rows = _rows(repo, terms, tier, type, FUSED, max_bytes, watch, project) if terms and weight < 1 else []
+    with catalog.connect(repo) as db:
+        live = [e for e in catalog.entries(db) if e.tier in catalog.SEARCHED and not e.problem
+                and tier in (None, e.tier) and type in (None, e.type) and project in (None, e.project)]
+    meaning.refresh(repo, model, live, max_bytes)
+    near = meaning.nearest(repo, model, query, FUSED, {e.path for e in live}) if tier != "archive" else []
+    by_words = {f"{r[0]}/{r[1]}": -r[4] for r in rows}
+    by_meaning = {f.path: f.score for f in near}
+    fused: dict[str, float] = {}
+    for share, scores in ((1 - weight, by_words), (weight, by_meaning)):
+        low, high = min(scores.values(), default=0.0), max(scores.values(), default=0.0)
+        for path, score in scores.items():
+            fused[path] = fused.get(path, 0.0) + share * ((score - low) / (high - low) if high > low else 1.0)
+    best = sorted((p for p in fused if fused[p] > 0), key=lambda p: (-fused[p], p))[:limit]  # (0: last of both)
+    held = {f"{r[0]}/{r[1]}": r for r in rows}
+    nearest = {f.path: f for f in near}
+    entries = {e.path: e for e in live}
+    hits = []
+    for path in best:
+        if path in held:
+            hit = _hit(repo.root, held[path], terms, max_bytes)
+        else:
+            e, f = entries[path], nearest[path]
+            piece = f.piece.split("\n", 1)[-1]
+            hit = Hit(e.tier, e.name[: -len(names.SUFFIX)], e.title or e.name, e.type, 0.0,
+                      entries_clean(piece[:160] + ("…" if len(piece) > 160 else "")), project=e.project)
+        hits.append(_with_summary(repo.root, hit._replace(score=round(fused[path], 3))))
+    return hits
+
+
+def entries_clean(text: str) -> str:
+    return entries.clean(" ".join(text.split()))

