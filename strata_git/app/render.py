@@ -190,6 +190,8 @@ def reindex(done: Report) -> str:
                  "run `git strata reindex` again when the archive remote is reachable")
     if done.embedded:
         text += f"\nmeaning vectors: {done.embedded} active and cooled memories embedded"
+    if done.meaning_notes:
+        text += f"\nmeaning vectors: {done.meaning_notes} archived memories embedded (meaning notes on the shadow ref)"
     if done.meaning:
         text += f"\nno meaning vectors: {done.meaning}"
     return text

@@ -212,8 +212,13 @@ def write_records(repo: Repo, cfg: Config, moves: list[tuple[str, str]], head: s
     sources = [src for src, dst in moves if dst.startswith("archive/")]
     if not sources:
         return {}
-    blobs = sorted({oid for _, oid in repo.tree_entries(head, sources).values()})
-    made = {blob: records.make(raw, blob, cfg.record_max_terms)
+    entries = repo.tree_entries(head, sources)
+    blobs = sorted({oid for _, oid in entries.values()})
+    # A memory embedded for meaning search takes its vectors along (store/meaning.py).
+    from strata_git.store import meaning
+
+    by_blob = meaning.carried(repo, cfg.search_model, blobs)
+    made = {blob: records.make(raw, blob, cfg.record_max_terms, by_blob.get(blob))
             for blob, raw in zip(blobs, repo.objects(blobs), strict=True) if raw is not None}
     return records.write(repo, made, (cfg.janitor_name, cfg.janitor_email))
 

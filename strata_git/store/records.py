@@ -32,6 +32,10 @@ from strata_git.gitio.git import Repo
 VERSION = 2
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a 1 MiB memory's record is about its size: far above any real one
 MAX_TAGS = 100
+MAX_VECTORS = 8  # meaning vectors a record carries (a memory's first pieces: about 7,000 characters)
+MEANING = "meaning/"  # + the model's first 16 hex digits + a blob's note path: vectors made after archiving
+MAX_DIM = 4096
+_MODEL = re.compile(r"[0-9a-f]{64}")
 # A record costs at most what its blob would: its size is within the memory size limit, and its
 # words spelled out (each token as often as counted, a space after each) within EXPANSION times
 # that size (NFKC can spell a character out as several: U+FDFD, 3 bytes, is 18 characters).
@@ -48,15 +52,20 @@ class Record(NamedTuple):
     preview: str
     counts: dict[str, int]  # surface token -> occurrences in the body (see textindex.tokens)
     project: str = ""  # the project its frontmatter records (core/projects.py)
+    model: str = ""  # the sha256 of the model its meaning vectors were made by ("" for none)
+    dim: int = 0  # their dimension
+    vectors: tuple[bytes, ...] = ()  # one a piece: a float32 scale, then `dim` int8 (see meaning.quantise)
 
     @property
     def length(self) -> int:
         return sum(self.counts.values())
 
 
-def make(raw: bytes, blob: str, cap: int = 0) -> bytes:
+def make(raw: bytes, blob: str, cap: int = 0, meaning: tuple[str, int, list[bytes]] | None = None) -> bytes:
     """The record of a memory's bytes (see module doc). `cap` > 0 keeps only the `cap` most
-    frequent tokens (records.max_terms: less disk, less recall)."""
+    frequent tokens (records.max_terms: less disk, less recall). `meaning`: (model, dimension,
+    quantised vectors) made by that model from these bytes, carried so that a clone without the
+    blob still finds the memory by meaning (the record is then also a function of the model)."""
     from strata_git.core import entries, memory, textindex
     from strata_git.errors import StrataError
 
@@ -72,6 +81,11 @@ def make(raw: bytes, blob: str, cap: int = 0) -> bytes:
            "g": [entries.clean(t) for t in tags], "p": entries.clean(textindex.preview(body)), "w": words}
     if project:  # only then: a memory of no project keeps the record it always had, byte for byte
         rec["j"] = project
+    if meaning and meaning[2]:
+        import base64
+
+        rec |= {"m": meaning[0], "d": meaning[1],
+                "e": [base64.b64encode(v).decode("ascii") for v in meaning[2][:MAX_VECTORS]]}
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
@@ -101,6 +115,9 @@ def parse(raw: bytes | None, blob: str, limit: int = 1 << 40) -> Record | str:
         return "title, type, tags or preview of the wrong type"
     if "j" in rec and not projects.valid(rec["j"]):
         return "a project that is not a project name"
+    vectors = _vectors(rec) if any(k in rec for k in ("m", "d", "e")) else ()
+    if vectors is None:
+        return "meaning vectors of the wrong shape"
     if size > limit:
         return f"it claims a blob of {size} bytes, over the {limit}-byte memory size limit"
     counts = _counts(words)
@@ -113,7 +130,32 @@ def parse(raw: bytes | None, blob: str, limit: int = 1 << 40) -> Record | str:
 
     title, type_, preview = (entries.clean(t) for t in texts)
     return Record(blob, size, title, type_ or "note", tuple(entries.clean(t) for t in tags), preview[:400], counts,
-                  rec.get("j", ""))
+                  rec.get("j", ""), rec["m"] if vectors else "", rec["d"] if vectors else 0, vectors)
+
+
+def _vectors(rec: dict) -> tuple[bytes, ...] | None:
+    """A record's meaning vectors if their model, dimension and every vector are well formed, else None."""
+    import base64
+    import binascii
+    import math
+    import struct
+
+    model, dim, items = rec.get("m"), rec.get("d"), rec.get("e")
+    if not isinstance(model, str) or not _MODEL.fullmatch(model) or type(dim) is not int \
+            or not 1 <= dim <= MAX_DIM or not isinstance(items, list) or not 1 <= len(items) <= MAX_VECTORS:
+        return None
+    found = []
+    for item in items:
+        if not isinstance(item, str) or len(item) > 2 * (4 + dim) + 8:
+            return None
+        try:
+            data = base64.b64decode(item, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+        if len(data) != 4 + dim or not (math.isfinite(scale := struct.unpack("<f", data[:4])[0]) and scale >= 0):
+            return None
+        found.append(data)
+    return tuple(found)
 
 
 # A record's words: `token` or `token:count` items, one space apart (checked in one regex pass).
@@ -293,20 +335,63 @@ def own_ref(repo: Repo) -> str:
     return contract.SHADOW_REFS + access.machine_id(repo)
 
 
-def write(repo: Repo, made: dict[str, bytes], author: tuple[str, str], now: int | None = None) -> dict[str, str]:
+def meaning_path(model: str, blob: str) -> str:
+    return f"{MEANING}{model[:16]}/{_path(blob)}"
+
+
+def meaning_note(blob: str, model: str, dim: int, vectors: list[bytes]) -> bytes:
+    """A meaning note: the vectors a model made of an archived blob after its record was written
+    (that record is the one history names, so it cannot change). It sits on the same shadow ref as
+    the records, under meaning_path(), and travels with them."""
+    import base64
+
+    note = {"v": VERSION, "b": blob, "m": model, "d": dim,
+            "e": [base64.b64encode(v).decode("ascii") for v in vectors[:MAX_VECTORS]]}
+    return json.dumps(note, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def find_meaning(repo: Repo, blobs: list[str], model: str) -> dict[str, tuple[bytes, ...]]:
+    """{blob: vectors} from the meaning notes of `model` on every shadow ref (this machine's first,
+    then the others' in ref order; a note that does not check out is skipped). History vouches for
+    none of them: a peer's note can only change where that archived memory ranks by meaning."""
+    commits = [c for _, c in sorted(refs(repo).items(), key=lambda rc: (rc[0] != own_ref(repo), rc[0]))]
+    if not blobs or not commits:
+        return {}
+    names = [f"{c}:{meaning_path(model, b)}" for b in blobs for c in commits]
+    texts = dict(zip(names, repo.objects(names), strict=True))
+    found: dict[str, tuple[bytes, ...]] = {}
+    for b in blobs:
+        for c in commits:
+            raw = texts[f"{c}:{meaning_path(model, b)}"]
+            try:
+                note = json.loads(raw) if raw is not None and len(raw) <= MAX_RECORD_BYTES else None
+            except ValueError:
+                note = None
+            vectors = _vectors(note) if isinstance(note, dict) and note.get("b") == b and note.get("m") == model \
+                else None
+            if vectors:
+                found[b] = vectors
+                break
+    return found
+
+
+def write(repo: Repo, made: dict[str, bytes], author: tuple[str, str], now: int | None = None,
+          model: str = "") -> dict[str, str]:
     """Add records ({blob: record bytes}) to this machine's ref in one commit, skipping blobs it
-    already holds; {blob: the id of its record on the ref} for every blob of `made`, added now
+    already holds (with `model`: meaning notes of that model, replacing any it holds); {blob: the
+    id of its record on the ref} for every blob of `made`, added now
     or held before. One `git fast-import` writes every record and the commit as a single pack
     (50,000 records would otherwise be 50,000 loose objects)."""
     ref = own_ref(repo)
     old = repo.git("rev-parse", "-q", "--verify", ref + "^{commit}", check=False).decode().strip()
-    held = {blob: notes[0] for blob, notes in listing(repo, [old]).items() if blob in made} if old else {}
+    held = {blob: notes[0] for blob, notes in listing(repo, [old]).items() if blob in made} if old and not model else {}
     new = {blob: rec for blob, rec in made.items() if blob not in held and OID.fullmatch(blob)}
     ids = {**held, **{blob: _oid(rec) for blob, rec in new.items()}}
     if not new:
         return ids
     stamp = int(time.time()) if now is None else now
-    subject = f"strata: {len(new)} shadow record{'s' if len(new) != 1 else ''}".encode()
+    what = "meaning note" if model else "shadow record"
+    subject = f"strata: {len(new)} {what}{'s' if len(new) != 1 else ''}".encode()
     # The identity comes from the shared config: nothing in it may end the line (or the <email>)
     # and start a command of the stream, as git itself strips those from identities.
     name, email = (re.sub(r"[\x00-\x1f<>]", "", part).strip() or "git-strata" for part in author)
@@ -315,7 +400,8 @@ def write(repo: Repo, made: dict[str, bytes], author: tuple[str, str], now: int 
     if old:
         parts.append(f"from {old}\n".encode())
     for blob in sorted(new):
-        parts += [f"M 100644 inline {_path(blob)}\ndata {len(new[blob])}\n".encode(), new[blob], b"\n"]
+        path = meaning_path(model, blob) if model else _path(blob)
+        parts += [f"M 100644 inline {path}\ndata {len(new[blob])}\n".encode(), new[blob], b"\n"]
     from strata_git.gitio.procs import clear_stale_lock
 
     clear_stale_lock(repo, os.path.join(repo.git_dir, ref + ".lock"))

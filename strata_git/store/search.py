@@ -252,16 +252,19 @@ def _with_summary(root: str, hit: Hit) -> Hit:
 def _by_meaning(repo: Repo, model: meaning_t.Model, query: str, tier: str | None, type: str | None, limit: int,
                 max_bytes: int, watch: Watch | None, project: str | None, weight: float) -> list[Hit]:
     """Hits fused from the words' best FUSED and the meaning's best FUSED (see search()). Archived
-    memories have no vectors: they take part by their words alone."""
+    memories take part by the vectors their records carry (meaning.py), or by words alone."""
     from strata_git.store import meaning
 
     terms = textindex.query_terms(query)
     rows = _rows(repo, terms, tier, type, FUSED, max_bytes, watch, project) if terms and weight < 1 else []
     with catalog.connect(repo) as db:
-        live = [e for e in catalog.entries(db) if e.tier in catalog.SEARCHED and not e.problem
-                and tier in (None, e.tier) and type in (None, e.type) and project in (None, e.project)]
-    meaning.refresh(repo, model, live, max_bytes)
-    near = meaning.nearest(repo, model, query, FUSED, {e.path for e in live}) if tier != "archive" else []
+        live = [e for e in catalog.entries(db) if e.tier in catalog.SEARCHED and not e.problem]
+        archived = shadow.all_rows(repo, db)
+    meaning.refresh(repo, model, live, max_bytes, archived=archived)
+    live = [e for e in live if tier in (None, e.tier) and type in (None, e.type) and project in (None, e.project)]
+    archived = [r for r in archived if tier in (None, "archive") and type in (None, r.type)
+                and project in (None, r.project)]
+    near = meaning.nearest(repo, model, query, FUSED, {e.path for e in live} | {r.path for r in archived})
     by_words = {f"{r[0]}/{r[1]}": -r[4] for r in rows}
     by_meaning = {f.path: f.score for f in near}
     fused: dict[str, float] = {}
@@ -273,10 +276,15 @@ def _by_meaning(repo: Repo, model: meaning_t.Model, query: str, tier: str | None
     held = {f"{r[0]}/{r[1]}": r for r in rows}
     nearest = {f.path: f for f in near}
     entries = {e.path: e for e in live}
+    stored = {r.path: r for r in archived}
     hits = []
     for path in best:
         if path in held:
             hit = _hit(repo.root, held[path], terms, max_bytes)
+        elif path in stored:
+            r = stored[path]
+            hit = Hit("archive", r.name, r.title or r.name, r.type, 0.0, r.preview[:160], r.commit, r.blob,
+                      project=r.project)
         else:
             e, f = entries[path], nearest[path]
             piece = f.piece.split("\n", 1)[-1]

@@ -426,12 +426,12 @@ def test_an_agent_cannot_forge_a_sync_conflict_or_change_a_rejection(mem: Path):
 
 def test_a_running_server_follows_config_changes(mem: Path):
     async def body(s):
-        before = await call(s, "write", {"name": "big", "content": "x" * 5000})
-        cfg = mem / ".strata/config.toml"
-        cfg.write_text(cfg.read_text().replace("max_memory_bytes = 1048576", "max_memory_bytes = 4000"))
+        before = await call(s, "write", {"name": "big", "content": "x" * 9000})
+        cfg = mem / ".strata/config.toml"  # (8000: the limit applies to the config file too, and it must fit)
+        cfg.write_text(cfg.read_text().replace("max_memory_bytes = 1048576", "max_memory_bytes = 8000"))
         git(mem, "commit", "-qam", "smaller memories")
-        after = await call(s, "write", {"name": "big2", "content": "x" * 5000})
+        after = await call(s, "write", {"name": "big2", "content": "x" * 9000})
         return before, after
 
     (err_before, _), (err_after, text) = session(mem, body)
-    assert not err_before and err_after and "4000" in text.replace(",", "")
+    assert not err_before and err_after and "8000" in text.replace(",", "")

@@ -130,3 +130,58 @@ def test_the_mcp_search_takes_a_mode(mem: Path, model: Path):
     result = anyio.run(main)
     assert not result.is_error
     assert served(result.content[0].text)[0][0]["name"] == "decisions/koda-auth"
+
+
+def test_a_record_carries_vectors_and_a_forged_one_is_refused():
+    import base64
+    import struct
+
+    from strata_git.store import records
+
+    good = struct.pack("<f", 0.01) + bytes(range(8))
+    rec = json.loads(records.make(b"hello\n", "a" * 40, meaning=("f" * 64, 8, [good, good])))
+    parsed = records.parse(json.dumps(rec).encode(), "a" * 40)
+    assert isinstance(parsed, records.Record) and parsed.vectors == (good, good) and parsed.dim == 8
+    assert b'"e"' not in records.make(b"hello\n", "a" * 40)  # without a model: the record it always had
+    nan = base64.b64encode(struct.pack("<f", float("nan")) + bytes(8)).decode()
+    for forged in ({"m": "not-hex"}, {"d": 0}, {"d": 10**6}, {"e": []}, {"e": ["!!!"]}, {"e": [nan]},
+                   {"e": [base64.b64encode(good[:-1]).decode()]}, {"e": ["AAAA"] * 17}, {"m": None}):
+        assert records.parse(json.dumps({**rec, **forged}).encode(), "a" * 40) == "meaning vectors of the wrong shape"
+
+
+def test_an_archived_memory_is_found_by_meaning_in_a_fresh_clone_without_its_blob(mem: Path, model: Path,
+                                                                                 tmp_path: Path):
+    from conftest import bare_remote, git
+
+    remote = bare_remote(tmp_path / "remote.git")
+    git(mem, "remote", "add", "origin", str(remote))
+    strata(mem, "write", "decisions/koda-auth", "-m", "Koda login: passkeys plus magic links, no passwords.")
+    strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso and likes the window seat.")
+    _use(mem, model)
+    assert _names(mem, "how do people sign in", "--mode", "meaning")[0] == "decisions/koda-auth"  # embedded
+    assert strata(mem, "janitor", "--now", "+40d").returncode == 0
+    assert strata(mem, "janitor", "--now", "+200d").returncode == 0  # a plain note archives (no decision type)
+    assert (mem / "archive/decisions/koda-auth.md").exists()
+    assert strata(mem, "sync").returncode == 0 and strata(mem, "archive").returncode == 0
+    clone = tmp_path / "clone"
+    assert strata(tmp_path, "clone", str(remote), str(clone)).returncode == 0
+    assert not (clone / "archive/decisions/koda-auth.md").exists()  # pruned: the blob is not here
+    _use(clone, model)
+    hits = json.loads(strata(clone, "search", "how do people sign in", "--mode", "meaning", "--json").stdout)
+    assert hits[0]["name"] == "decisions/koda-auth" and hits[0]["tier"] == "archive"
+
+
+def test_a_new_model_leaves_archived_memories_to_words_until_reindex_makes_their_vectors(mem: Path, model: Path,
+                                                                                      tmp_path: Path):
+    strata(mem, "write", "decisions/koda-auth", "-m", "Koda login: passkeys plus magic links, no passwords.")
+    strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso and likes the window seat.")
+    assert strata(mem, "janitor", "--now", "+40d").returncode == 0
+    assert strata(mem, "janitor", "--now", "+200d").returncode == 0  # archived with no model set: no vectors
+    _use(mem, model)
+    before = strata(mem, "search", "how do people sign in", "--mode", "meaning")
+    assert b"2 archived memories have no meaning vectors from this model" in before.stderr
+    assert b"koda-auth" not in before.stdout
+    done = json.loads(strata(mem, "reindex", "--json").stdout)
+    assert done["meaning_notes"] == 2
+    after = strata(mem, "search", "how do people sign in", "--mode", "meaning", "--json")
+    assert json.loads(after.stdout)[0]["name"] == "decisions/koda-auth" and b"no meaning vectors" not in after.stderr
