@@ -111,6 +111,8 @@ def run(args: argparse.Namespace, tmp: Path) -> dict:
                 ranked.append([h.name for h in hits])
             results[label][kind] = score(ranked, answers)
     best = max(WEIGHTS, key=lambda w: sum(results[f"both {w}"][k]["mrr@10"] for k in sets))
+    progress("shadow records with and without vectors")
+    plain, carrying = records_size(vault, args.model)
     size = os.path.getsize(meaning.path(vault.repo))
     total = report.embedded
     return {"memories": total, "paraphrases_kept": len(kept), "paraphrases_dropped": dropped,
@@ -118,12 +120,29 @@ def run(args: argparse.Namespace, tmp: Path) -> dict:
             "embed_ms_per_memory": round(seconds * 1000 / total, 1),
             "meaning_sqlite_bytes_per_memory": size // total, "results": results,
             "query_p50_ms": {k: round(statistics.median(v), 1) for k, v in times.items()},
+            "record_bytes_per_memory": {"words": plain, "words_and_vectors": carrying},
             "best_weight": best, "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+
+
+def records_size(vault: object, model: str) -> tuple[int, int]:
+    """Mean bytes of a shadow record of these memories without and with the vectors the janitor
+    would put in it (what an archived memory costs on the shadow ref, before git compresses it)."""
+    from strata_git.store import meaning, records
+
+    repo = vault.repo  # type: ignore[attr-defined]
+    out = repo.git("ls-files", "-s", "--", "active").decode().splitlines()
+    blobs = sorted({line.split()[1] for line in out})
+    carried = meaning.carried(repo, model, blobs)
+    sizes = [(len(records.make(raw, b)), len(records.make(raw, b, 0, carried.get(b))))
+             for b, raw in zip(blobs, repo.objects(blobs), strict=True) if raw is not None]
+    return sum(a for a, _ in sizes) // len(sizes), sum(b for _, b in sizes) // len(sizes)
 
 
 def report(r: dict) -> None:
     print(f"{r['memories']} memories embedded in {r['reindex_s']} s ({r['embed_ms_per_memory']} ms each, "
           f"{r['meaning_sqlite_bytes_per_memory']} bytes each in meaning.sqlite); peak {r['peak_rss_mib']} MiB")
+    sizes = r["record_bytes_per_memory"]
+    print(f"shadow record per memory: {sizes['words']} bytes by words, {sizes['words_and_vectors']} with vectors")
     print(f"questions: {r['paraphrases_kept']} paraphrases (left out, sharing a term: "
           f"{r['paraphrases_dropped'] or 'none'}), {r['corpus_questions']} corpus questions")
     print(f"{'':12} {'paraphrases R@5':>16} {'MRR@10':>7}   {'corpus R@5':>11} {'MRR@10':>7}   {'query p50':>9}")
