@@ -193,15 +193,18 @@ def _context(event: str, vault: Vault, payload: dict[str, Any]) -> dict[str, Any
     """SessionStart's boot context, or UserPromptSubmit's hints: the session's project (the one its
     folder is in) first."""
     cwd = payload.get("cwd")
-    project = where.project(cwd) if isinstance(cwd, str) else None
     if event == "SessionStart":
         source: str = payload["source"] if payload.get("source") in ("startup", "resume", "clear", "compact") \
             else "startup"
-        return _context_answer(event, session_start(vault, source, project))
+        return _context_answer(event, session_start(vault, source, _project(cwd)))
     prompt = payload.get("prompt")
     if not vault.cfg.agent_prompt_hints or not isinstance(prompt, str):
-        return {}
-    return _context_answer(event, prompt_hints(vault, prompt, project))
+        return {}  # (before naming the project: that costs two git processes)
+    return _context_answer(event, prompt_hints(vault, prompt, _project(cwd)))
+
+
+def _project(cwd: object) -> str | None:
+    return where.project(cwd) if isinstance(cwd, str) else None
 
 
 def _context_answer(event: str, text: str) -> dict:

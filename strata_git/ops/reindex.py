@@ -105,14 +105,7 @@ def _model(cfg: Config) -> tuple[meaning_t.Model | None, str]:
 
 def _vectors(model: meaning_t.Model, raw: bytes) -> tuple[str, int, list[bytes]]:
     """What a record carries of an archived memory's meaning: its first pieces' vectors."""
-    from strata_git.core import chunks, memory
-    from strata_git.errors import StrataError
     from strata_git.store import meaning
 
-    try:
-        mem = memory.parse(raw, "archive/record.md")
-        title, body = mem.title, mem.body
-    except StrataError:
-        title, body = "", raw.decode("utf-8", "replace")
-    pieces = chunks.chunks(title, body)[: records.MAX_VECTORS]
+    pieces = meaning.pieces_of(raw, "archive/record.md")[: records.MAX_VECTORS]
     return model.id, model.dim, [meaning.quantise(v) for v in model.embed(pieces)]

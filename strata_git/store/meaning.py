@@ -234,7 +234,7 @@ def refresh(repo: Repo, m: Model, live: list[Entry], max_bytes: int,
         held = {b: p for p, (_, _, b) in known.items()}  # content already embedded, under some path
         embedded = 0
         for done, (e, info) in enumerate(stale, 1):
-            raw, body = _read(repo, e, max_bytes)
+            raw = _read(repo, e, max_bytes)
             blob = _blob_id(raw)
             source = held.get(blob)
             if source != e.path:
@@ -243,7 +243,7 @@ def refresh(repo: Repo, m: Model, live: list[Entry], max_bytes: int,
                     db.execute("INSERT INTO pieces SELECT ?, piece, text, vec FROM pieces WHERE path = ?",
                                (e.path, source))
                 else:
-                    pieces = chunks.chunks(e.title, body)
+                    pieces = pieces_of(raw, e.path)
                     db.executemany("INSERT INTO pieces VALUES (?, ?, ?, ?)",
                                    ((e.path, i, text, vec.astype(np.float32).tobytes())
                                     for i, (text, vec) in enumerate(zip(pieces, m.embed(pieces), strict=True))))
@@ -300,18 +300,23 @@ def _archived(repo: Repo, m: Model, rows: list[Row]) -> None:
              "set, or by another): they are found by words until `git strata reindex` makes them")
 
 
-def _read(repo: Repo, e: Entry, max_bytes: int) -> tuple[bytes, str]:
-    """(the file's bytes, its body to embed)."""
+def _read(repo: Repo, e: Entry, max_bytes: int) -> bytes:
     from strata_git.gitio import safefs
 
     try:
-        raw = safefs.read(repo.root, e.path, max_bytes)
+        return safefs.read(repo.root, e.path, max_bytes)
     except Exception:  # noqa: BLE001 - gone or unreadable since the scan: nothing to embed
-        return b"", ""
+        return b""
+
+
+def pieces_of(raw: bytes, where: str) -> list[str]:
+    """What is embedded of a memory's bytes (core/chunks.py): an invalid memory as its whole text,
+    as words index it."""
     try:
-        return raw, memory.parse(raw, e.path).body
-    except Exception:  # noqa: BLE001 - an invalid memory is embedded as its whole text, as words index it
-        return raw, raw.decode("utf-8", "replace")
+        mem = memory.parse(raw, where)
+        return chunks.chunks(mem.title, mem.body)
+    except Exception:  # noqa: BLE001 - see above
+        return chunks.chunks("", raw.decode("utf-8", "replace"))
 
 
 def _blob_id(raw: bytes) -> str:

@@ -354,7 +354,8 @@ def find_meaning(repo: Repo, blobs: list[str], model: str) -> dict[str, tuple[by
     """{blob: vectors} from the meaning notes of `model` on every shadow ref (this machine's first,
     then the others' in ref order; a note that does not check out is skipped). History vouches for
     none of them: a peer's note can only change where that archived memory ranks by meaning."""
-    commits = [c for _, c in sorted(refs(repo).items(), key=lambda rc: (rc[0] != own_ref(repo), rc[0]))]
+    mine = own_ref(repo)
+    commits = [c for _, c in sorted(refs(repo).items(), key=lambda rc: (rc[0] != mine, rc[0]))]
     if not blobs or not commits:
         return {}
     names = [f"{c}:{meaning_path(model, b)}" for b in blobs for c in commits]

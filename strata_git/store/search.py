@@ -275,7 +275,7 @@ def _by_meaning(repo: Repo, model: meaning_t.Model, query: str, tier: str | None
     best = sorted((p for p in fused if fused[p] > 0), key=lambda p: (-fused[p], p))[:limit]  # (0: last of both)
     held = {f"{r[0]}/{r[1]}": r for r in rows}
     nearest = {f.path: f for f in near}
-    entries = {e.path: e for e in live}
+    by_path = {e.path: e for e in live}
     stored = {r.path: r for r in archived}
     hits = []
     for path in best:
@@ -286,13 +286,9 @@ def _by_meaning(repo: Repo, model: meaning_t.Model, query: str, tier: str | None
             hit = Hit("archive", r.name, r.title or r.name, r.type, 0.0, r.preview[:160], r.commit, r.blob,
                       project=r.project)
         else:
-            e, f = entries[path], nearest[path]
+            e, f = by_path[path], nearest[path]
             piece = f.piece.split("\n", 1)[-1]
             hit = Hit(e.tier, e.name[: -len(names.SUFFIX)], e.title or e.name, e.type, 0.0,
-                      entries_clean(piece[:160] + ("…" if len(piece) > 160 else "")), project=e.project)
+                      entries.clean(textindex.preview(piece)), project=e.project)
         hits.append(_with_summary(repo.root, hit._replace(score=round(fused[path], 3))))
     return hits
-
-
-def entries_clean(text: str) -> str:
-    return entries.clean(" ".join(text.split()))
