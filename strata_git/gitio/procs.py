@@ -25,7 +25,18 @@ def alive(pid: object) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A killed process nobody has reaped yet (a container whose init does not wait for orphans
+    keeps them for good): it answers signals but holds no file and writes nothing more."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False  # no /proc (or gone since): the signal's answer stands
+    return stat[stat.rfind(b")") + 2:][:1] in (b"Z", b"X")  # the state follows the command's ")"
 
 
 def open_by_anyone(path: str) -> bool | None:
