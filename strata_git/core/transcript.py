@@ -90,12 +90,20 @@ RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((kind, who, re.compi
     ("decision", "user", r"\b(?:can|could|would) you (?:please )?(?P<s>" + _BUILD + r" [^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("decision", "user", r"\b(?P<s>use [^\n.!?]{2,80}? instead of [^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("decision", "typed", r"\b(?:make sure|ensure)(?: that)? " + _UNTIL),
+    ("decision", "typed", r"\b(?:it would be|it'?d be) (?:great|nice|good|better|ideal|awesome) if "
+                          r"(?:you could |we could )?" + _UNTIL),
+    ("decision", "typed", r"\bi(?:'d| would) love (?:it )?(?:if )?(?:you (?:could|to) |to (?:have|see) )" + _UNTIL),
     ("decision", "typed", r"\b(?:sicherstellen|sicher gehen),? dass " + _UNTIL),
     ("decision", "user", r"帮我(?P<s>(?:补充|添加|增加|加上|实现|改成|换成|改为|使用|去掉|删除)[^\n。？！]{2,200})"),
     ("decision", "user", r"\bwir (?:nehmen|verwenden|nutzen|bleiben bei) " + _UNTIL),
+    ("decision", "user", r"\b(?:kannst|könntest) du (?:bitte )?(?P<s>[^\n.!?]{4,200}?\b(?:implementieren|einbauen|"
+                         r"hinzufügen|ergänzen|ändern|umbauen|umstellen|bauen|entfernen|löschen|verwenden|nutzen|geben))\b"),
+    ("decision", "user", r"\bbitte (?P<s>(?:implementiere|baue|ändere|entferne|lösche|nutze|verwende|nimm|stelle|füge|"
+                         r"ergänze)\b[^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("rejection", "user", _OPENS + r"(?:please )?(?:don'?t|do not|never|stop|avoid|no need to) " + _UNTIL),
     ("rejection", "user", _OPENS + r"no (?:new|more|extra|other) " + _UNTIL),
     ("rejection", "user", r"\b(?:i'?d )?rather not " + _UNTIL),
+    ("rejection", "user", r"\bi'?d rather (?P<s>(?:it|we|you) (?:did ?n[o']?t|not) [^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("rejection", "user", r"\b(?P<s>(?:we|you) (?:don'?t|do not|won'?t) need [^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("rejection", "user", r"\bi (?:don'?t|do not) think (?P<s>we need [^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("rejection", "user", r"(?P<s>(?:没有必要|不需要)[^\n。？！]{2,200})"),
@@ -175,7 +183,8 @@ _NEXT = re.compile(r"^[ \t]*(?:#+[ \t]*|\*\*)?(?:next steps?|next|follow[- ]ups?
                    r"open items|nächste schritte)\b[^\n]{0,40}\n"
                    r"(?P<items>(?:[ \t]*(?:[-*]|\d{1,2}[.)])[ \t]+[^\n]+\n?)+)", re.I | re.M)
 # What a user asks the project to be, as a list: "it should" / "Requirements:" and the items under it.
-_WANTS = re.compile(r"^[^\n]{0,120}\b(?:should|must|needs? to|requirements?|we need|i want|i need)\b[ \t:]*\n"
+_WANTS = re.compile(r"^[^\n]{0,120}\b(?:should|must|needs? to|requirements?|we need|i want|i need|scope|constraints|"
+                    r"rules|guidelines|conventions)\b[ \t:]*\n"
                     r"(?P<items>(?:[ \t]*(?:[-*]|\d{1,2}[.)])[ \t]+[^\n]+\n?)+)", re.I | re.M)
 _ITEM = re.compile(r"^[ \t]*(?:[-*]|\d{1,2}[.)])[ \t]+(?P<s>[^\n]+)$", re.M)
 _PROPOSED = re.compile(r"<proposed_plan>\s*(?P<plan>.{1,20000}?)\s*(?:</proposed_plan>|$)", re.S)  # Codex plan mode

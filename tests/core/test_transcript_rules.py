@@ -31,6 +31,13 @@ def said(*turns: tuple[str, str]) -> set[tuple[str, str]]:
     ("we don't need a cache layer here.", "rejection", "we don't need a cache layer here"),
     ("实际上没有必要支持旧格式，可以去除相关逻辑", "rejection", "没有必要支持旧格式，可以去除相关逻辑"),
     ("Learning 2: the queue drops jobs on restart.", "lesson", "the queue drops jobs on restart"),
+    ("It would be great if the export kept its old file name.", "decision", "the export kept its old file name"),
+    ("i would love if you could show the last 5 exports in the menu", "decision",
+     "show the last 5 exports in the menu"),
+    ("when I type smileys I'd rather it not turn them into emoji", "rejection", "it not turn them into emoji"),
+    ("Kannst du mir beim Start eine kurze Zusammenfassung geben?", "decision",
+     "mir beim Start eine kurze Zusammenfassung geben"),
+    ("Ja, bitte implementiere den Export als CSV.", "decision", "implementiere den Export als CSV"),
 ])
 def test_how_a_user_says_it(text: str, kind: str, statement: str):
     assert (kind, statement) in said(("user", text))
@@ -40,6 +47,12 @@ def test_a_requirements_list_is_a_decision_per_item():
     found = said(("user", "new project: a timer page\nit should\n1. remember the last duration\n"
                           "2. have a START button\nnothing else for now"))
     assert {("decision", "remember the last duration"), ("decision", "have a START button")} <= found
+
+
+def test_a_scope_list_is_a_decision_per_item():
+    found = said(("user", "Build a timer page.\n\nScope & constraints:\n- Only one timer at a time.\n"
+                          "- Reuse the existing button styles.\n\nThanks"))
+    assert {("decision", "Only one timer at a time"), ("decision", "Reuse the existing button styles")} <= found
 
 
 def test_a_yes_to_what_the_agent_suggested_without_asking_is_that_suggestion():
