@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -78,7 +78,10 @@ def pct(values: list[float], q: float) -> float:
     return round(values[min(len(values) - 1, int(q * len(values)))], 2)
 
 
-def build(root: Path, active: int, archived: int, env: dict[str, str], rng: random.Random) -> None:
+def build(root: Path, active: int, archived: int, env: dict[str, str], rng: random.Random,
+          before_janitor: Callable[[Path], None] | None = None) -> None:
+    """The repository: `archived` memories in ten batches, each cooled and archived by the janitor,
+    then `active` live ones (`before_janitor` runs once every batch is committed)."""
     from strata_git.app.init import init
     from strata_git.app.vault import Vault
 
@@ -98,6 +101,8 @@ def build(root: Path, active: int, archived: int, env: dict[str, str], rng: rand
         sh(["git", "add", "active"], root, env)
         sh(["git", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", f"batch {b}"], root,
            {**env, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+    if before_janitor:
+        before_janitor(root)
     vault = Vault.open(str(root))
     for b in range(batches):  # one cycle cools batch b, the next archives it: 5,000 per commit
         progress(f"janitor: batch {b + 1}/{batches}")
@@ -125,7 +130,8 @@ def arguments(doc: str, samples: int) -> argparse.Namespace:
     return parser.parse_args()
 
 
-def scaled(tmp_path: Path, args: argparse.Namespace, rng: random.Random, out: dict) -> tuple[Path, dict[str, str]]:
+def scaled(tmp_path: Path, args: argparse.Namespace, rng: random.Random, out: dict,
+           before_janitor: Callable[[Path], None] | None = None) -> tuple[Path, dict[str, str]]:
     """The built repository under `tmp_path` (this process's environment made hermetic) and its env."""
     home = tmp_path / "home"
     home.mkdir()
@@ -134,7 +140,7 @@ def scaled(tmp_path: Path, args: argparse.Namespace, rng: random.Random, out: di
     os.environ.update(env)
     root = tmp_path / "mem"
     started = time.perf_counter()
-    build(root, args.active, args.archived, env, rng)
+    build(root, args.active, args.archived, env, rng, before_janitor)
     out["build_s"] = round(time.perf_counter() - started, 1)
     return root, env
 

@@ -30,22 +30,41 @@ archived memory and against the archived Markdown's bytes; the same ref alone pu
 scratch bare repository and repacked (its .pack files); and .git/strata/catalog.sqlite
 (the search index of every tier) after the archive. Cap 0 (keep every word) is the main
 run's configuration, so its ranks must equal the main run's merged ones: that is checked.
+
+--model DIR adds search by meaning (the semantic extra; DIR from scripts/model.py). The
+hand-written paraphrase set (bench/paraphrases.json: questions that share no word with their
+answer, written before any result was seen; a pair that shares a term after stemming is left
+out) joins the corpus, its memories aged a third per tier like the rest. `search.model` is set
+in both machines' own config; `reindex` embeds every memory before the janitor runs (so the
+janitor carries the vectors of what it archives in the shadow records) and again in the fresh
+clone (its active and cooled memories; the archived ones are read from the records). Every
+question is then asked by words and by both (`search.meaning_weight`, the default), in the
+archiving repository and in the fresh clone; the "meaning" column is the paraphrase set. Costs:
+seconds per memory embedded, query p50 per mode, meaning.sqlite and record bytes per memory,
+peak resident memory.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
+import resource
 import shlex
+import statistics
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from meaning import PAIRS, shares_a_term
+
 import corpus
 from benchlib import BIN, emit, hermetic_env, progress, sh
 
@@ -58,6 +77,7 @@ TIERS = ("active", "cooled", "archive")
 AGES = {"active": (0, 6), "cooled": (62, 88), "archive": (95, 400)}
 LIMIT = 10
 CUTOFF = 5
+STYLES = ("paraphrase", "exact", "cjk", "meaning")  # meaning: the hand-written set of --model
 REFERENCE = "reference (bm25s)"
 CJK_RUN = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 
@@ -69,10 +89,50 @@ def ages(rng: random.Random, count: int) -> list[int]:
     return [rng.randint(*AGES[t]) for t in tiers]
 
 
-def build(root: Path, memories: list[corpus.Memory], env: dict[str, str], record_max_terms: int | None = None) -> None:
+@dataclass(frozen=True)
+class Paraphrased:
+    """A memory of the paraphrase set: its text alone, no frontmatter (as a person might write it)."""
+    name: str
+    body: str
+    day: int
+
+    @property
+    def text(self) -> str:
+        return self.body + "\n"
+
+    @property
+    def searchable(self) -> str:
+        return self.body
+
+
+def paraphrased(rng: random.Random) -> tuple[list[Paraphrased], list[corpus.Question]]:
+    """The paraphrase set's memories (aged a third per tier) and questions (style "meaning")."""
+    pairs = [p for p in json.loads(PAIRS.read_text())["pairs"]
+             if not shares_a_term(p["question"], p["name"] + " " + p["memory"])]
+    days = ages(rng, len(pairs))
+    return ([Paraphrased(p["name"], p["memory"], d) for p, d in zip(pairs, days, strict=True)],
+            [corpus.Question(p["question"], p["name"], "meaning") for p in pairs])
+
+
+def embed(root: Path, model: str) -> dict[str, float]:
+    """`search.model` in this machine's config, then reindex: memories embedded and seconds taken."""
+    from strata_git.app.vault import Vault
+
+    (root / ".git" / "strata" / "config.toml").write_text(f'[search]\nmodel = "{model}"\n', encoding="utf-8")
+    progress(f"reindex in {root.name}: embedding")
+    started = time.perf_counter()
+    report = Vault.open(str(root)).reindex()
+    if not report.embedded:
+        sys.exit(f"reindex in {root} made no vectors: {report.meaning}")
+    return {"embedded": report.embedded, "seconds": round(time.perf_counter() - started, 1)}
+
+
+def build(root: Path, memories: list, env: dict[str, str], record_max_terms: int | None = None,
+          model: str | None = None) -> dict[str, float] | None:
     """One commit per day of writing, oldest first, dated that day; then two janitor cycles
     at NOW (the first cools the old memories, the second archives the oldest). With
-    `record_max_terms`, that cap is set (and committed) in the config first."""
+    `record_max_terms`, that cap is set (and committed) in the config first; with `model`, every
+    memory is embedded before the janitor runs (what embed() says is returned)."""
     from strata_git.app.init import init
     from strata_git.app.vault import Vault
 
@@ -92,10 +152,12 @@ def build(root: Path, memories: list[corpus.Memory], env: dict[str, str], record
         sh(["git", "add", "active"], root, env)
         sh(["git", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", f"memories of day -{age}"], root,
            {**env, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+    embedded = embed(root, model) if model else None
     progress("janitor: two cycles")
     vault = Vault.open(str(root))
     vault.janitor(now=NOW)
     vault.janitor(now=NOW)
+    return embedded
 
 
 def set_record_cap(root: Path, cap: int, env: dict[str, str]) -> None:
@@ -174,16 +236,21 @@ def tiers_of(root: Path) -> dict[str, str]:
     return {e.name[:-3]: e.tier for e in Vault.open(str(root)).list()}
 
 
-def strata_ranks(root: Path, questions: list[corpus.Question], rank: str) -> list[int | None]:
-    """The 1-based place of each question's answer among `Vault.search`'s hits, or None."""
+def strata_ranks(root: Path, questions: list[corpus.Question], rank: str, mode: str = "words",
+                 times: list[float] | None = None) -> list[int | None]:
+    """The 1-based place of each question's answer among `Vault.search`'s hits, or None (each
+    search's milliseconds appended to `times`)."""
     from strata_git.app.vault import Vault
 
     vault = Vault.open(str(root))
     out = []
     for i, q in enumerate(questions):
         if i % 100 == 0:
-            progress(f"strata {rank} in {root.name}: question {i + 1}/{len(questions)}")
-        hits = [h.name for h in vault.search(q.text, limit=LIMIT, rank=rank)]
+            progress(f"strata {rank} {mode} in {root.name}: question {i + 1}/{len(questions)}")
+        started = time.perf_counter()
+        hits = [h.name for h in vault.search(q.text, limit=LIMIT, rank=rank, mode=mode)]
+        if times is not None:
+            times.append((time.perf_counter() - started) * 1000)
         out.append(hits.index(q.answer) + 1 if q.answer in hits else None)
     return out
 
@@ -230,7 +297,7 @@ def breakdown(ranks: list[int | None], questions: list[corpus.Question], tiers: 
         return scores([r for r, q in zip(ranks, questions, strict=True) if group(q)])
 
     return {"all": scores(ranks), **{t: where(lambda q, t=t: tiers[q.answer] == t) for t in TIERS},
-            "by_style": {s: where(lambda q, s=s: q.style == s) for s in ("paraphrase", "exact", "cjk")}}
+            "by_style": {s: where(lambda q, s=s: q.style == s) for s in STYLES}}
 
 
 def differences(systems: dict[str, dict]) -> dict[str, dict]:
@@ -258,8 +325,13 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--questions-per-memory", type=int, default=3)
     parser.add_argument("--caps", type=cap_list, default=None,
                         help="archive.record_max_terms values to rebuild with and measure, like 0,128,32")
+    parser.add_argument("--model", help="a model folder (scripts/model.py): measure search by meaning too")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.model and args.caps:
+        parser.error("--caps and --model are measured in separate runs")
+    if args.model:
+        args.model = str(Path(args.model).resolve())
     if args.memories < 30 or args.questions_per_memory < 1:
         parser.error("give at least 30 memories (so every tier holds answers) and 1 question per memory")
     return args
@@ -273,6 +345,7 @@ def reproduce(args: argparse.Namespace) -> str:
     return shlex.join([python_arg, "bench/retrieval.py", "--seed", str(args.seed), "--memories", str(args.memories),
                        "--questions-per-memory", str(args.questions_per_memory),
                        *(["--caps", ",".join(map(str, args.caps))] if args.caps else []),
+                       *(["--model", "MODEL"] if args.model else []),
                        *(["--json"] if args.json else [])])
 
 
@@ -294,8 +367,11 @@ def run(args: argparse.Namespace, tmp: Path) -> dict:
     progress("generating the corpus")
     memories = corpus.generate(rng, ages(rng, args.memories), NOW)
     questions = corpus.questions(rng, memories, args.questions_per_memory)
+    if args.model:
+        extra, asked = paraphrased(rng)
+        memories, questions = [*memories, *extra], [*questions, *asked]
     root = tmp / "mem"
-    build(root, memories, env)
+    embedded = build(root, memories, env, model=args.model)
     tiers = tiers_of(root)
     lap("build_and_janitor")
     fresh = archive_and_clone(tmp, root, env)
@@ -307,6 +383,7 @@ def run(args: argparse.Namespace, tmp: Path) -> dict:
     lap("strata_cascade")
     systems["strata merged, fresh clone"] = breakdown(strata_ranks(fresh, questions, "merged"), questions, tiers)
     lap("strata_fresh_clone")
+    costs = meaning_runs(args.model, root, fresh, questions, tiers, systems, lap) if args.model else None
     systems[REFERENCE] = breakdown(reference_ranks(memories, questions), questions, tiers)
     lap("reference")
     count = {t: sum(1 for v in tiers.values() if v == t) for t in TIERS}
@@ -314,6 +391,8 @@ def run(args: argparse.Namespace, tmp: Path) -> dict:
               "corpus_kib": round(sum(len(m.text.encode()) for m in memories) / 1024),
               "systems": systems, "strata_minus_reference": differences(systems), "seconds": seconds,
               "reproduce": reproduce(args)}
+    if costs is not None:
+        result["meaning_costs"] = {"embedded_before_janitor": embedded, **costs}
     if args.caps:
         result["caps"] = []
         for cap in args.caps:
@@ -324,6 +403,33 @@ def run(args: argparse.Namespace, tmp: Path) -> dict:
             result["caps"].append(row)
             lap(f"cap_{cap}")
     return result
+
+
+def meaning_runs(model: str, root: Path, fresh: Path, questions: list[corpus.Question], tiers: dict[str, str],
+                 systems: dict[str, dict], lap: Callable[[str], None]) -> dict:
+    """Every question by both words and meaning, here and in the fresh clone (embedded first), into
+    `systems`; what it cost."""
+    from strata_git.core import contract
+
+    clone_embedded = embed(fresh, model)
+    lap("fresh_clone_reindex")
+    times: dict[str, list[float]] = {"words": [], "both": []}
+    strata_ranks(root, questions, "merged", "words", times["words"])  # timed apart: the first pass warmed
+    systems["strata both"] = breakdown(strata_ranks(root, questions, "merged", "both", times["both"]), questions,
+                                       tiers)
+    lap("strata_both")
+    systems["strata both, fresh clone"] = breakdown(strata_ranks(fresh, questions, "merged", "both"), questions,
+                                                    tiers)
+    lap("strata_both_fresh_clone")
+    archived = sum(1 for t in tiers.values() if t == "archive")
+    records = record_sizes(root.parent, root, hermetic_env(root.parent / "home"))
+    store = root / ".git" / "strata" / "meaning.sqlite"
+    return {"embedded_in_fresh_clone": clone_embedded,
+            "query_p50_ms": {m: round(statistics.median(t), 1) for m, t in times.items()},
+            "meaning_sqlite_bytes": store.stat().st_size if store.exists() else None,
+            "record_bytes_per_archived_memory": round(records["raw_bytes"] / max(1, archived)),
+            "catalog_bytes": (root / ".git" / "strata" / contract.CATALOG).stat().st_size,
+            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
 def cap_run(work: Path, cap: int, memories: list[corpus.Memory], questions: list[corpus.Question],
@@ -362,7 +468,7 @@ def report(result: dict) -> None:
     m = result["memories"]
     print(f"memories by tier: {m['active']} active, {m['cooled']} cooled, {m['archive']} archive "
           f"({result['corpus_kib']} KiB); {result['questions']} questions")
-    parts = ("all", *TIERS, "paraphrase", "exact", "cjk")
+    parts = ("all", *TIERS, *STYLES)
     print(f"\n{'recall@5 / MRR@10':28}" + "".join(f"{p:>14}" for p in parts))
     for name, s in result["systems"].items():
         cells = [s[p] if p in s else s["by_style"][p] for p in parts]
@@ -376,6 +482,8 @@ def report(result: dict) -> None:
         print(f"{name:28}" + "".join(f"{d[p]['recall@5']:>+7.3f}/{d[p]['mrr@10']:+.3f}" for p in ("all", *TIERS)))
     if result.get("caps"):
         report_caps(result["caps"])
+    if result.get("meaning_costs"):
+        print(f"\nmeaning costs: {result['meaning_costs']}")
     print(f"\nseconds: {result['seconds']}")
     print(f"reproduce: {result['reproduce']}")
 

@@ -369,17 +369,33 @@ def reinsert_live(db: sqlite3.Connection) -> None:
                    ((i, *unpack(cols)) for i, cols in db.execute("SELECT id, cols FROM live_docs").fetchall()))
 
 
+_ENTRY = "SELECT tier, name, size, title, type, tags, problem, project FROM memories"
+
+
+def _entry(t: str, n: str, s: int, ti: str, k: str, g: str, p: str, j: str) -> Entry:
+    return Entry(t, n, s, ti, k, tuple(g.split(TAG_SEP)) if g else (), p, j)
+
+
 def entries(db: sqlite3.Connection, tier: str | None = None, folder: str | None = None) -> list[Entry]:
     """Entries from the database, sorted by tier then name; optionally one tier, or one folder of it."""
-    query = "SELECT tier, name, size, title, type, tags, problem, project FROM memories"
+    query = _ENTRY
     args: tuple = ()
     if tier is not None:
         query, args = query + " WHERE tier = ?", (tier,)
         if folder is not None:
             query, args = query + " AND folder = ?", (tier, folder)
-    found = [Entry(t, n, s, ti, k, tuple(g.split(TAG_SEP)) if g else (), p, j)
-             for t, n, s, ti, k, g, p, j in db.execute(query, args)]
+    found = [_entry(*row) for row in db.execute(query, args)]
     found.sort(key=lambda e: (_ORDER[e.tier], e.name))
+    return found
+
+
+def entries_at(db: sqlite3.Connection, paths: Iterable[str]) -> dict[str, Entry]:
+    """{path: Entry} of those `paths` (tier/name.md) the catalog holds."""
+    found = {}
+    for path in paths:
+        row = db.execute(_ENTRY + " WHERE path = ?", (path,)).fetchone()
+        if row:
+            found[path] = _entry(*row)
     return found
 
 

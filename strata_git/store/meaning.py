@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -38,13 +39,18 @@ if TYPE_CHECKING:
 DB = "meaning.sqlite"
 MAX_TOKENS = 256  # the window all-MiniLM-L6-v2 was trained with (sentence-transformers' max_seq_length)
 BATCH = 8  # pieces per model call: 32 costs 1.2 GB resident for a few percent of speed
+_FILE = re.compile(r"meaning-(\d{1,9})\.f32")  # the vectors file (see _Vectors), named in meta 'vectors'
+COMPACT_AT = 4096  # dead rows in the vectors file before it may be compacted
+CHECKPOINT = 64  # memories embedded between commits (an interrupted reindex keeps what it made)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     blob TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS files_by_blob ON files (blob);
 CREATE TABLE IF NOT EXISTS pieces (path TEXT NOT NULL, piece INTEGER NOT NULL, text TEXT NOT NULL,
-    vec BLOB NOT NULL, PRIMARY KEY (path, piece)) WITHOUT ROWID;
+    PRIMARY KEY (path, piece)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS spans (path TEXT PRIMARY KEY, first INTEGER NOT NULL, count INTEGER NOT NULL)
+    WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS archived (path TEXT PRIMARY KEY, blob TEXT NOT NULL, vectors INTEGER NOT NULL)
     WITHOUT ROWID;
 """
@@ -144,19 +150,21 @@ def carried(repo: Repo, folder: str, blobs: list[str]) -> dict[str, tuple[str, i
     vectors the model in `folder` made: what the janitor puts in the records of what it archives."""
     if not folder or not os.path.isfile(os.path.join(repo.state_dir(), DB)):
         return {}
-    with _connect(repo) as db:
+    db = _connect(repo)
+    try:
         model, dim = _meta(db, "model"), _meta(db, "dim")
         if not model or not dim.isdigit() or model != folder_identity(folder):
             return {}
         found: dict[str, tuple[str, int, list[bytes]]] = {}
-        import numpy as np
-
+        matrix = _mapped(repo, _meta(db, "vectors"), int(dim))
         for blob in blobs:
-            rows = db.execute("SELECT vec FROM pieces WHERE path = (SELECT path FROM files WHERE blob = ? LIMIT 1) "
-                              "ORDER BY piece LIMIT 16", (blob,)).fetchall()
-            if rows:
-                found[blob] = (model, int(dim), [quantise(np.frombuffer(r[0], dtype=np.float32)) for r in rows])
+            row = db.execute("SELECT path FROM files WHERE blob = ? LIMIT 1", (blob,)).fetchone()
+            vectors = _span(db, matrix, row[0], 16) if row else []
+            if vectors:
+                found[blob] = (model, int(dim), [quantise(v) for v in vectors])
         return found
+    finally:
+        db.close()
 
 
 def identity(files: tuple[str, ...]) -> str:
@@ -196,7 +204,7 @@ def _connect(repo: Repo) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=30)
     try:
         db.executescript(_SCHEMA)
-        if "blob" not in {row[1] for row in db.execute("PRAGMA table_info(files)")}:
+        if "vec" in {row[1] for row in db.execute("PRAGMA table_info(pieces)")}:
             raise sqlite3.DatabaseError("an older layout")
     except sqlite3.DatabaseError:  # derived state of another layout, or damaged: made afresh
         db.close()
@@ -211,60 +219,219 @@ def _meta(db: sqlite3.Connection, key: str) -> str:
     return row[0] if row else ""
 
 
+def synced(repo: Repo, state: str) -> bool:
+    """Whether the vectors were last brought up to date at `state` (the caller's name for what the
+    memories were then: nothing changed since, nothing to look at)."""
+    if not state or not os.path.isfile(os.path.join(repo.state_dir(), DB)):
+        return False
+    with _connect(repo) as db:
+        return _meta(db, "synced") == state
+
+
+class _Vectors:
+    """The vectors file: every piece's vector as `dim` float32 in a row, rows only ever appended
+    (`spans` names each memory's rows), so a search maps the file and scores every row at once.
+
+    Appends happen only under meaning.sqlite's write lock (BEGIN IMMEDIATE), so two processes
+    never interleave; a writer killed mid-append leaves rows no span names (or a partial row, padded
+    over by the next writer). Rows no span names any more are dead; once they outnumber the live
+    ones the live rows are copied to a new file, named in the same transaction, and the old one is
+    deleted after it commits (a search that mapped it keeps reading it). The file is never cut
+    short in place: a mapped file that shrinks kills its reader."""
+
+    def __init__(self, repo: Repo, db: sqlite3.Connection, dim: int) -> None:
+        self.repo, self.db, self.row = repo, db, 4 * dim
+        self.retired: list[str] = []
+        if not db.in_transaction:
+            db.execute("BEGIN IMMEDIATE")
+        self._open()
+
+    def _open(self) -> None:
+        name = _meta(self.db, "vectors")
+        if not _FILE.fullmatch(name):
+            name = "meaning-1.f32"
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('vectors', ?)", (name,))
+        self.fd = os.open(os.path.join(self.repo.state_dir(), name),
+                          os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        size = os.fstat(self.fd).st_size
+        if size % self.row:  # a killed writer's partial row
+            _write(self.fd, bytes(self.row - size % self.row))
+            size += self.row - size % self.row
+        self.rows = size // self.row
+
+    def add(self, path: str, vectors: Any) -> None:
+        data = vectors.astype("<f4").tobytes()
+        if not data:
+            return
+        _write(self.fd, data)
+        self.db.execute("INSERT OR REPLACE INTO spans VALUES (?, ?, ?)", (path, self.rows, len(data) // self.row))
+        self.rows += len(data) // self.row
+
+    def checkpoint(self) -> None:
+        """Commit what is written so far (an interrupted reindex keeps it) and take the lock again."""
+        os.close(self.fd)
+        self.db.commit()
+        self.db.execute("BEGIN IMMEDIATE")
+        self._open()
+
+    def compact(self) -> None:
+        live = self.db.execute("SELECT coalesce(sum(count), 0) FROM spans").fetchone()[0]
+        if self.rows - live < COMPACT_AT or self.rows < 2 * live:
+            return
+        old = _meta(self.db, "vectors")
+        numbered = _FILE.fullmatch(old)
+        name = f"meaning-{int(numbered[1]) + 1 if numbered else 1}.f32"
+        path = os.path.join(self.repo.state_dir(), name)
+        moved, first = [], 0
+        with open(path, "wb") as out:
+            for p, at, count in self.db.execute("SELECT path, first, count FROM spans").fetchall():
+                out.write(os.pread(self.fd_read(), count * self.row, at * self.row))
+                moved.append((first, p))
+                first += count
+        self.db.executemany("UPDATE spans SET first = ? WHERE path = ?", moved)
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('vectors', ?)", (name,))
+        self.retired.append(old)
+
+    def fd_read(self) -> int:
+        if not hasattr(self, "_reader"):
+            self._reader = os.open(os.path.join(self.repo.state_dir(), _meta(self.db, "vectors")), os.O_RDONLY)
+        return self._reader
+
+    def close(self) -> None:
+        """After the transaction: the descriptors closed, retired files deleted."""
+        os.close(self.fd)
+        if hasattr(self, "_reader"):
+            os.close(self._reader)
+        for name in self.retired:
+            try:
+                os.remove(os.path.join(self.repo.state_dir(), name))
+            except FileNotFoundError:
+                pass
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _mapped(repo: Repo, name: str, dim: int) -> Any:
+    """The vectors file as a read-only matrix (None when there is none); rows appended after this
+    are not in it."""
+    import numpy as np
+
+    if not _FILE.fullmatch(name):
+        return None
+    path = os.path.join(repo.state_dir(), name)
+    try:
+        rows = os.path.getsize(path) // (4 * dim)
+    except OSError:
+        return None
+    if rows == 0:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.memmap(path, dtype="<f4", mode="r", shape=(rows, dim))
+
+
+def _span(db: sqlite3.Connection, matrix: Any, path: str, most: int) -> list[Any]:
+    """The first `most` vectors of the memory at `path` ([] when it has none, or they are gone)."""
+    row = db.execute("SELECT first, count FROM spans WHERE path = ?", (path,)).fetchone()
+    if matrix is None or row is None or row[0] + row[1] > len(matrix):
+        return []
+    return list(matrix[row[0]:row[0] + min(row[1], most)])
+
+
 def refresh(repo: Repo, m: Model, live: list[Entry], max_bytes: int,
-            progress: Callable[[int, int], None] | None = None, archived: list[Row] | None = None) -> int:
+            progress: Callable[[int, int], None] | None = None, archived: list[Row] | None = None,
+            state: str = "") -> int:
     """Bring the vectors in line with `live` (the active and cooled memories on disk): those of a
     file changed since are made again, those of a file gone are dropped, and all of them when the
     model changed; and with `archived` (the shadow index's rows) those of archived memories, from
-    their records. The memories embedded."""
-    np = m.np
+    their records. Done, it notes `state` (see synced()). The memories embedded."""
     if archived is not None:
         _archived(repo, m, archived)
-    with _connect(repo) as db:
-        _same_model(db, m)
-        known = {p: (s, t, b) for p, s, t, b in db.execute("SELECT path, size, mtime_ns, blob FROM files")}
-        stale = []
-        for e in live:
-            try:
-                info = os.stat(os.path.join(repo.root, e.path))
-            except OSError:
-                continue
-            if known.get(e.path, ())[:2] != (info.st_size, info.st_mtime_ns):
-                stale.append((e, info))
-        held = {b: p for p, (_, _, b) in known.items()}  # content already embedded, under some path
-        embedded = 0
-        for done, (e, info) in enumerate(stale, 1):
-            raw = _read(repo, e, max_bytes)
-            blob = _blob_id(raw)
-            source = held.get(blob)
-            if source != e.path:
-                db.execute("DELETE FROM pieces WHERE path = ?", (e.path,))
-                if source is not None:  # moved between tiers, or copied: the same text, the same vectors
-                    db.execute("INSERT INTO pieces SELECT ?, piece, text, vec FROM pieces WHERE path = ?",
-                               (e.path, source))
-                else:
-                    pieces = pieces_of(raw, e.path)
-                    db.executemany("INSERT INTO pieces VALUES (?, ?, ?, ?)",
-                                   ((e.path, i, text, vec.astype(np.float32).tobytes())
-                                    for i, (text, vec) in enumerate(zip(pieces, m.embed(pieces), strict=True))))
-                    embedded += 1
-            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
-                       (e.path, info.st_size, info.st_mtime_ns, blob))
-            held[blob] = e.path
-            if progress:
-                progress(done, len(stale))
-        gone = known.keys() - {e.path for e in live}
-        db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in gone))
-        db.executemany("DELETE FROM pieces WHERE path = ?", ((p,) for p in gone))
+    db = _connect(repo)
+    out = None
+    try:
+        with db:
+            _same_model(db, m)
+            known = {p: (s, t, b) for p, s, t, b in db.execute("SELECT path, size, mtime_ns, blob FROM files")}
+            stale = []
+            for e in live:
+                try:
+                    info = os.stat(os.path.join(repo.root, e.path))
+                except OSError:
+                    continue
+                if known.get(e.path, ())[:2] != (info.st_size, info.st_mtime_ns):
+                    stale.append((e, info))
+            gone = known.keys() - {e.path for e in live}
+            embedded = 0
+            if stale or gone:
+                out = _Vectors(repo, db, m.dim)
+                embedded = _embed(db, out, m, stale, {b: p for p, (_, _, b) in known.items()}, max_bytes, progress)
+                for table in ("files", "pieces", "spans"):
+                    db.executemany(f"DELETE FROM {table} WHERE path = ?", ((p,) for p in gone))
+                out.compact()
+            if state:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('synced', ?)", (state,))
+        if out is not None:
+            _sweep(repo, db)
         return embedded
+    finally:
+        if out is not None:
+            out.close()
+        db.close()
+
+
+def _embed(db: sqlite3.Connection, out: _Vectors, m: Model, stale: list[tuple[Entry, os.stat_result]],
+           held: dict[str, str], max_bytes: int, progress: Callable[[int, int], None] | None) -> int:
+    """Embed the `stale` memories (`held`: {blob: path} of what is embedded already, under some path)."""
+    embedded = 0
+    for done, (e, info) in enumerate(stale, 1):
+        raw = _read(out.repo, e, max_bytes)
+        blob = _blob_id(raw)
+        source = held.get(blob)
+        if source != e.path:
+            for table in ("pieces", "spans"):
+                db.execute(f"DELETE FROM {table} WHERE path = ?", (e.path,))
+            if source is not None:  # moved between tiers, or copied: the same text, the same vectors
+                db.execute("INSERT INTO pieces SELECT ?, piece, text FROM pieces WHERE path = ?", (e.path, source))
+                db.execute("INSERT INTO spans SELECT ?, first, count FROM spans WHERE path = ?", (e.path, source))
+            else:
+                pieces = pieces_of(raw, e.path)
+                db.executemany("INSERT INTO pieces VALUES (?, ?, ?)", ((e.path, i, t) for i, t in enumerate(pieces)))
+                if pieces:
+                    out.add(e.path, m.embed(pieces))
+                embedded += 1
+        db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (e.path, info.st_size, info.st_mtime_ns, blob))
+        held[blob] = e.path
+        if source is None and embedded % CHECKPOINT == 0:
+            out.checkpoint()
+        if progress:
+            progress(done, len(stale))
+    return embedded
 
 
 def _same_model(db: sqlite3.Connection, m: Model) -> None:
     """Every vector dropped when another model (or dimension) made them."""
     if (_meta(db, "model"), _meta(db, "dim")) != (m.id, str(m.dim)):
-        for table in ("files", "pieces", "archived"):
+        for table in ("files", "pieces", "spans", "archived"):
             db.execute(f"DELETE FROM {table}")
+        db.execute("DELETE FROM meta WHERE key IN ('synced', 'refs')")
+        old = _FILE.fullmatch(_meta(db, "vectors"))
+        if old:  # a new file: rows of another width must not share one (the old one is swept below)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('vectors', ?)", (f"meaning-{int(old[1]) + 1}.f32",))
         db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [("model", m.id), ("dim", str(m.dim))])
+
+
+def _sweep(repo: Repo, db: sqlite3.Connection) -> None:
+    """Vectors files no longer named (a model change, a compaction a killed writer did not finish)."""
+    current = _meta(db, "vectors")
+    for name in os.listdir(repo.state_dir()):
+        if _FILE.fullmatch(name) and name != current:
+            try:
+                os.remove(os.path.join(repo.state_dir(), name))
+            except FileNotFoundError:
+                pass
 
 
 def _archived(repo: Repo, m: Model, rows: list[Row]) -> None:
@@ -272,29 +439,44 @@ def _archived(repo: Repo, m: Model, rows: list[Row]) -> None:
     names how many have none."""
     from strata_git.store import records
 
-    with _connect(repo) as db:
-        _same_model(db, m)
-        known = {p: (b, n) for p, b, n in db.execute("SELECT path, blob, vectors FROM archived")}
-        current = {r.path: r for r in rows}
-        gone = known.keys() - current.keys()
-        # A shadow ref that moved may bring meaning notes for memories that had none: look again.
-        state = hashlib.sha1(repr(sorted(records.refs(repo).items())).encode()).hexdigest()
-        again = state != _meta(db, "refs")
-        changed = [r for r in rows if known.get(r.path, ("", 0))[0] != r.blob or (again and not known[r.path][1])]
-        db.execute("INSERT OR REPLACE INTO meta VALUES ('refs', ?)", (state,))
-        db.executemany("DELETE FROM archived WHERE path = ?", ((p,) for p in gone | {r.path for r in changed}))
-        db.executemany("DELETE FROM pieces WHERE path = ?", ((p,) for p in gone | {r.path for r in changed}))
-        wanted = sorted({r.blob for r in changed if r.source == "record"})
-        found = records.find(repo, wanted)[0] if wanted else {}
-        carried = {b: rec.vectors for b, rec in found.items() if (rec.model, rec.dim) == (m.id, m.dim)}
-        later = records.find_meaning(repo, sorted({r.blob for r in changed} - carried.keys()), m.id) if changed else {}
-        for r in changed:
-            vectors = carried.get(r.blob) or tuple(v for v in later.get(r.blob, ()) if len(v) == 4 + m.dim)
-            db.executemany("INSERT INTO pieces VALUES (?, ?, ?, ?)",
-                           ((r.path, i, f"{r.title}\n{r.preview}", dequantise(v).tobytes())
-                            for i, v in enumerate(vectors)))
-            db.execute("INSERT INTO archived VALUES (?, ?, ?)", (r.path, r.blob, len(vectors)))
-        lacking = db.execute("SELECT count(*) FROM archived WHERE vectors = 0").fetchone()[0]
+    np = m.np
+    db = _connect(repo)
+    out = None
+    try:
+        with db:
+            _same_model(db, m)
+            known = {p: (b, n) for p, b, n in db.execute("SELECT path, blob, vectors FROM archived")}
+            current = {r.path: r for r in rows}
+            gone = known.keys() - current.keys()
+            # A shadow ref that moved may bring meaning notes for memories that had none: look again.
+            state = hashlib.sha1(repr(sorted(records.refs(repo).items())).encode()).hexdigest()
+            again = state != _meta(db, "refs")
+            changed = [r for r in rows if known.get(r.path, ("", 0))[0] != r.blob or (again and not known[r.path][1])]
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('refs', ?)", (state,))
+            if gone or changed:
+                out = _Vectors(repo, db, m.dim)
+                for table in ("archived", "pieces", "spans"):
+                    db.executemany(f"DELETE FROM {table} WHERE path = ?",
+                                   ((p,) for p in gone | {r.path for r in changed}))
+                wanted = sorted({r.blob for r in changed if r.source == "record"})
+                found = records.find(repo, wanted)[0] if wanted else {}
+                carried = {b: rec.vectors for b, rec in found.items() if (rec.model, rec.dim) == (m.id, m.dim)}
+                later = (records.find_meaning(repo, sorted({r.blob for r in changed} - carried.keys()), m.id)
+                         if changed else {})
+                for r in changed:
+                    vectors = carried.get(r.blob) or tuple(v for v in later.get(r.blob, ()) if len(v) == 4 + m.dim)
+                    if vectors:
+                        db.execute("INSERT INTO pieces VALUES (?, 0, ?)", (r.path, f"{r.title}\n{r.preview}"))
+                        out.add(r.path, np.stack([dequantise(v) for v in vectors]))
+                    db.execute("INSERT INTO archived VALUES (?, ?, ?)", (r.path, r.blob, len(vectors)))
+                out.compact()
+            lacking = db.execute("SELECT count(*) FROM archived WHERE vectors = 0").fetchone()[0]
+        if out is not None:
+            _sweep(repo, db)
+    finally:
+        if out is not None:
+            out.close()
+        db.close()
     if lacking:
         warn(f"{lacking} archived memories have no meaning vectors from this model (archived before it was "
              "set, or by another): they are found by words until `git strata reindex` makes them")
@@ -331,29 +513,58 @@ class Found(NamedTuple):
 
 
 def nearest(repo: Repo, m: Model, query: str, limit: int, paths: set[str] | None = None) -> list[Found]:
-    """The `limit` memories whose best piece is nearest to `query` (of `paths` only, if given)."""
+    """The `limit` memories whose best piece is nearest to `query` (of `paths` only, if given): every
+    row of the vectors file scored at once, each memory's best taken over its span."""
     np = m.np
-    with _connect(repo) as db:
-        rows = db.execute("SELECT path, text, vec FROM pieces").fetchall()
-    if paths is not None:
-        rows = [r for r in rows if r[0] in paths]
-    if not rows:
+    for _ in range(2):  # a compaction may delete the file named between reading its name and mapping it
+        db = _connect(repo)
+        try:
+            name = _meta(db, "vectors")
+            spans = db.execute("SELECT path, first, count FROM spans").fetchall()
+        finally:
+            db.close()
+        matrix = _mapped(repo, name, m.dim)
+        if matrix is not None or not spans:
+            break
+    if matrix is None:
         return []
-    matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), m.dim)
-    scores = matrix @ m.embed([query])[0]
-    best: dict[str, tuple[float, str]] = {}
-    for (path, text, _), score in zip(rows, scores.tolist(), strict=True):
-        if path not in best or score > best[path][0]:
-            best[path] = (score, text)
-    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
-    return [Found(p, round(s, 4), t) for p, (s, t) in ranked]
+    kept = [s for s in spans if (paths is None or s[0] in paths) and 0 <= s[1] and 0 < s[2]
+            and s[1] + s[2] <= len(matrix)]
+    if len(kept) < len(spans) and paths is None:
+        warn(f"{len(spans) - len(kept)} memories' meaning vectors are missing from {name} (a crash?); "
+             "`git strata reindex` makes them again")
+    if not kept:
+        return []
+    scores = np.append(matrix @ m.embed([query])[0], np.float32(0))  # the extra 0: a span may end at the last row
+    bounds = np.empty(2 * len(kept), dtype=np.int64)
+    bounds[0::2] = [s[1] for s in kept]
+    bounds[1::2] = [s[1] + s[2] for s in kept]
+    best = np.maximum.reduceat(scores, bounds)[0::2]  # each span's own best: [first, first + count)
+    top = np.argsort(-best, kind="stable")[:limit]  # spans come in path order: ties go to the first path
+    found = []
+    db = _connect(repo)
+    try:
+        for i in top.tolist():
+            path, first, count = kept[i]
+            piece = int(np.argmax(scores[first:first + count]))
+            row = db.execute("SELECT text FROM pieces WHERE path = ? AND piece <= ? ORDER BY piece DESC LIMIT 1",
+                             (path, piece)).fetchone()
+            found.append(Found(path, round(float(best[i]), 4), row[0] if row else ""))
+    finally:
+        db.close()
+    return found
 
 
 def forget(repo: Repo) -> None:
     """Drop every vector (reindex makes them all afresh)."""
-    with _connect(repo) as db:
-        for table in ("files", "pieces", "archived"):
-            db.execute(f"DELETE FROM {table}")
+    db = _connect(repo)
+    try:
+        with db:
+            for table in ("files", "pieces", "spans", "archived"):
+                db.execute(f"DELETE FROM {table}")
+            db.execute("DELETE FROM meta WHERE key IN ('synced', 'refs', 'model', 'dim')")
+    finally:
+        db.close()
 
 
 def path(repo: Repo) -> str:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from strata_git.core import contract, entries, names, textindex
 from strata_git.errors import BadName
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 RANKS = ("merged", "cascade")
 MODES = ("words", "meaning", "both")
+T = TypeVar("T")
 FUSED = 50  # hits of each kind fused in mode "both": a memory outside both lists cannot win
 MAX_QUERY_CHARS = 100_000
 MAX_LIMIT = 1000
@@ -164,8 +166,8 @@ def _query(db: sqlite3.Connection, terms: list[str], where: list[str], args: lis
     return db.execute(sql, (*values, *(() if where else (limit - 1,)), weighed.idf, *args, limit)).fetchall()
 
 
-def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limit: int,
-          max_bytes: int, watch: Watch | None, project: str | None = None) -> list[tuple]:
+def _where(tier: str | None, type: str | None, project: str | None) -> tuple[list[str], list]:
+    """The catalog query's filters (memories m, archived a) and their values."""
     where, args = [], []
     if project is not None:
         where.append("coalesce(m.project, a.project) = ?")
@@ -176,17 +178,29 @@ def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limi
     if type is not None:
         where.append("coalesce(m.type, a.type) = ?")
         args.append(type)
+    return where, args
+
+
+def _fresh(repo: Repo, max_bytes: int, watch: Watch | None, then: Callable[[sqlite3.Connection], T]) -> T:
+    """`then` on the catalog brought up to date (files on disk and the shadow index), asked again
+    where a damaged catalog had to be rebuilt."""
     for attempt in range(1, 7):
         try:
             with catalog.connect(repo) as db:
                 catalog.rescan(repo, db, max_bytes, catalog.SEARCHED, watch)
                 shadow.refresh_in(repo, db)
                 db.commit()  # FTS5 writes its counts (see indexed_count) when a transaction commits
-                return _query(db, terms, where, args, limit)
+                return then(db)
         except sqlite3.DatabaseError as e:
             if not catalog.again(e, attempt, repo):  # corrupt where only a query reaches: rebuilt, asked again
                 raise
-    return []
+    raise AssertionError("catalog.again() gives up before six attempts")
+
+
+def _rows(repo: Repo, terms: list[str], tier: str | None, type: str | None, limit: int,
+          max_bytes: int, watch: Watch | None, project: str | None = None) -> list[tuple]:
+    where, args = _where(tier, type, project)
+    return _fresh(repo, max_bytes, watch, lambda db: _query(db, terms, where, args, limit))
 
 
 def _hit(root: str, row: tuple, terms: list[str], max_bytes: int) -> Hit:
@@ -249,22 +263,42 @@ def _with_summary(root: str, hit: Hit) -> Hit:
     return hit._replace(summary=summary.read(root, hit.name + names.SUFFIX) or "")
 
 
+def _both(repo: Repo, db: sqlite3.Connection, model: meaning_t.Model, query: str, terms: list[str],
+          where: list[str], args: list, filters: tuple, max_bytes: int) -> tuple[list, list, dict, dict]:
+    """On the fresh catalog: the words' best FUSED rows, the meaning's best FUSED memories (the
+    vectors brought up to date first, unless nothing changed since they last were), and the
+    catalog's entry or shadow row of each memory the meaning found."""
+    from strata_git.store import meaning
+
+    rows = _query(db, terms, where, args, FUSED) if terms else []
+    state = ":".join((model.id, *(catalog.get_meta(db, k) for k in ("generation", "shadow_commit", "shadow_refs"))))
+    everything = None
+    if not meaning.synced(repo, state):
+        everything = ([e for e in catalog.entries(db) if e.tier in catalog.SEARCHED and not e.problem],
+                      shadow.all_rows(repo, db))
+        meaning.refresh(repo, model, everything[0], max_bytes, archived=everything[1], state=state)
+    allowed = None
+    if filters != (None, None, None):
+        tier, type, project = filters
+        live, archived = everything or ([e for e in catalog.entries(db) if e.tier in catalog.SEARCHED
+                                         and not e.problem], shadow.all_rows(repo, db))
+        allowed = {e.path for e in live if tier in (None, e.tier) and type in (None, e.type)
+                   and project in (None, e.project)}
+        allowed |= {r.path for r in archived if tier in (None, "archive") and type in (None, r.type)
+                    and project in (None, r.project)}
+    near = meaning.nearest(repo, model, query, FUSED, allowed)
+    wanted = [f.path for f in near]
+    return rows, near, catalog.entries_at(db, wanted), shadow.lookup_in(db, wanted)
+
+
 def _by_meaning(repo: Repo, model: meaning_t.Model, query: str, tier: str | None, type: str | None, limit: int,
                 max_bytes: int, watch: Watch | None, project: str | None, weight: float) -> list[Hit]:
     """Hits fused from the words' best FUSED and the meaning's best FUSED (see search()). Archived
     memories take part by the vectors their records carry (meaning.py), or by words alone."""
-    from strata_git.store import meaning
-
     terms = textindex.query_terms(query)
-    rows = _rows(repo, terms, tier, type, FUSED, max_bytes, watch, project) if terms and weight < 1 else []
-    with catalog.connect(repo) as db:
-        live = [e for e in catalog.entries(db) if e.tier in catalog.SEARCHED and not e.problem]
-        archived = shadow.all_rows(repo, db)
-    meaning.refresh(repo, model, live, max_bytes, archived=archived)
-    live = [e for e in live if tier in (None, e.tier) and type in (None, e.type) and project in (None, e.project)]
-    archived = [r for r in archived if tier in (None, "archive") and type in (None, r.type)
-                and project in (None, r.project)]
-    near = meaning.nearest(repo, model, query, FUSED, {e.path for e in live} | {r.path for r in archived})
+    where, args = _where(tier, type, project)
+    rows, near, live, archived = _fresh(repo, max_bytes, watch, lambda db: _both(
+        repo, db, model, query, terms if weight < 1 else [], where, args, (tier, type, project), max_bytes))
     by_words = {f"{r[0]}/{r[1]}": -r[4] for r in rows}
     by_meaning = {f.path: f.score for f in near}
     fused: dict[str, float] = {}
@@ -275,8 +309,7 @@ def _by_meaning(repo: Repo, model: meaning_t.Model, query: str, tier: str | None
     best = sorted((p for p in fused if fused[p] > 0), key=lambda p: (-fused[p], p))[:limit]  # (0: last of both)
     held = {f"{r[0]}/{r[1]}": r for r in rows}
     nearest = {f.path: f for f in near}
-    by_path = {e.path: e for e in live}
-    stored = {r.path: r for r in archived}
+    by_path, stored = live, archived
     hits = []
     for path in best:
         if path in held:
@@ -285,10 +318,12 @@ def _by_meaning(repo: Repo, model: meaning_t.Model, query: str, tier: str | None
             r = stored[path]
             hit = Hit("archive", r.name, r.title or r.name, r.type, 0.0, r.preview[:160], r.commit, r.blob,
                       project=r.project)
-        else:
+        elif path in by_path:
             e, f = by_path[path], nearest[path]
             piece = f.piece.split("\n", 1)[-1]
             hit = Hit(e.tier, e.name[: -len(names.SUFFIX)], e.title or e.name, e.type, 0.0,
                       entries.clean(textindex.preview(piece)), project=e.project)
+        else:  # gone between the vectors and the catalog's read
+            continue
         hits.append(_with_summary(repo.root, hit._replace(score=round(fused[path], 3))))
     return hits

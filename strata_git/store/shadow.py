@@ -386,12 +386,17 @@ def all_rows(repo: Repo, db: sqlite3.Connection | None = None) -> list[Row]:
 def lookup(repo: Repo, paths: list[str]) -> dict[str, Row]:
     """{path: Row} for archived paths the index holds."""
     with connect(repo) as db:
-        found = {}
-        for p in paths:
-            r = db.execute(f"SELECT {_COLUMNS} FROM archived WHERE path = ?", (p,)).fetchone()
-            if r:
-                found[p] = _as_row(r)
-        return found
+        return lookup_in(db, paths)
+
+
+def lookup_in(db: sqlite3.Connection, paths: list[str]) -> dict[str, Row]:
+    """lookup() through a catalog connection the caller holds (and keeps current)."""
+    found = {}
+    for p in paths:
+        r = db.execute(f"SELECT {_COLUMNS} FROM archived WHERE path = ?", (p,)).fetchone()
+        if r:
+            found[p] = _as_row(r)
+    return found
 
 
 def path(repo: Repo) -> str:

@@ -185,3 +185,64 @@ def test_a_new_model_leaves_archived_memories_to_words_until_reindex_makes_their
     assert done["meaning_notes"] == 2
     after = strata(mem, "search", "how do people sign in", "--mode", "meaning", "--json")
     assert json.loads(after.stdout)[0]["name"] == "decisions/koda-auth" and b"no meaning vectors" not in after.stderr
+
+
+def test_an_edit_after_a_search_is_what_the_next_search_finds(mem: Path, model: Path):
+    """Searches skip the vectors' refresh while nothing changed: a change must still be seen."""
+    strata(mem, "write", "notes/db", "-m", "The event store runs on Postgres.")
+    strata(mem, "write", "notes/pet", "-m", "We keep a goldfish in the kitchen.")
+    _use(mem, model)
+    assert _names(mem, "database", "--mode", "meaning")[0] == "notes/db"
+    assert _names(mem, "database", "--mode", "meaning")[0] == "notes/db"  # nothing changed: nothing redone
+    strata(mem, "write", "notes/pet", "--replace", "-m", "Orders are kept in a SQL database with nightly backups.")
+    strata(mem, "write", "notes/db", "--replace", "-m", "The office cat is called Miso.")
+    assert _names(mem, "database", "--mode", "meaning")[0] == "notes/pet"
+
+
+def test_dead_vectors_are_compacted_away_and_nothing_found_changes(mem: Path, model: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    from strata_git.app.vault import Vault
+    from strata_git.store import meaning
+
+    _use(mem, model)
+    vault = Vault.open(str(mem))
+    vault.write("notes/db", b"The event store runs on Postgres.\n")
+    vault.write("notes/cat", b"The office cat is called Miso.\n")
+    first = [(h.name, h.score) for h in vault.search("database", mode="meaning")]
+    monkeypatch.setattr(meaning, "COMPACT_AT", 2)
+    for i in range(4):  # each edit leaves its old rows dead
+        vault.write("notes/cat", f"The office cat is called Miso, {i} years old.\n".encode())
+        vault.search("warm up", mode="meaning")
+    state = mem / ".git/strata"
+    files = sorted(p.name for p in state.glob("meaning-*.f32"))
+    assert len(files) == 1 and files != ["meaning-1.f32"]  # a new file, the old one deleted
+    assert (state / files[0]).stat().st_size == 2 * 384 * 4  # the two live memories' rows alone
+    vault.write("notes/cat", b"The office cat is called Miso.\n")
+    assert [(h.name, h.score) for h in vault.search("database", mode="meaning")] == first
+
+
+def test_a_damaged_vectors_file_warns_and_reindex_makes_it_again(mem: Path, model: Path):
+    strata(mem, "write", "notes/db", "-m", "The event store runs on Postgres.")
+    strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso.")
+    _use(mem, model)
+    assert _names(mem, "database", "--mode", "meaning")[0] == "notes/db"
+    (vectors,) = (mem / ".git/strata").glob("meaning-*.f32")
+    vectors.write_bytes(vectors.read_bytes()[:384 * 4 + 100])  # cut short: one row and a piece of the next
+    proc = strata(mem, "search", "database", "--mode", "meaning", "--json")
+    assert proc.returncode == 0 and b"meaning vectors are missing" in proc.stderr
+    assert strata(mem, "reindex").returncode == 0
+    again = strata(mem, "search", "database", "--mode", "meaning", "--json")
+    assert json.loads(again.stdout)[0]["name"] == "notes/db" and b"missing" not in again.stderr
+
+
+def test_a_killed_writers_partial_row_is_padded_over(mem: Path, model: Path):
+    strata(mem, "write", "notes/db", "-m", "The event store runs on Postgres.")
+    _use(mem, model)
+    assert _names(mem, "database", "--mode", "meaning") == ["notes/db"]
+    (vectors,) = (mem / ".git/strata").glob("meaning-*.f32")
+    with vectors.open("ab") as f:
+        f.write(b"\x01" * 100)  # half a row, as a writer killed mid-append leaves it
+    strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso.")
+    assert _names(mem, "a pet animal at work", "--mode", "meaning")[0] == "notes/cat"
+    assert _names(mem, "database", "--mode", "meaning")[0] == "notes/db"
+    assert vectors.stat().st_size % (384 * 4) == 0
