@@ -11,7 +11,7 @@ rare words: fusion must not lose those). The default `search.meaning_weight` is 
 the best MRR@10 over both sets together.
 
 Costs: `git strata reindex` time per memory embedded (the model is all-MiniLM-L6-v2 as int8
-ONNX: scripts/model.py), query p50 per mode, meaning.sqlite bytes per memory, and this process's
+ONNX: scripts/model.py), query p50 per mode, the bytes per memory of meaning.sqlite and the vectors file, and this process's
 peak resident memory.
 
     .venv/bin/python scripts/model.py /tmp/minilm     # once
@@ -113,12 +113,13 @@ def run(args: argparse.Namespace, tmp: Path) -> dict:
     best = max(WEIGHTS, key=lambda w: sum(results[f"both {w}"][k]["mrr@10"] for k in sets))
     progress("shadow records with and without vectors")
     plain, carrying = records_size(vault, args.model)
-    size = os.path.getsize(meaning.path(vault.repo))
+    state = Path(meaning.path(vault.repo)).parent
+    size = sum(p.stat().st_size for p in (state / meaning.DB, *state.glob("meaning-*.i8")))
     total = report.embedded
     return {"memories": total, "paraphrases_kept": len(kept), "paraphrases_dropped": dropped,
             "corpus_questions": len(questions), "reindex_s": round(seconds, 1),
             "embed_ms_per_memory": round(seconds * 1000 / total, 1),
-            "meaning_sqlite_bytes_per_memory": size // total, "results": results,
+            "meaning_bytes_per_memory": size // total, "results": results,
             "query_p50_ms": {k: round(statistics.median(v), 1) for k, v in times.items()},
             "record_bytes_per_memory": {"words": plain, "words_and_vectors": carrying},
             "best_weight": best, "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
@@ -140,7 +141,7 @@ def records_size(vault: object, model: str) -> tuple[int, int]:
 
 def report(r: dict) -> None:
     print(f"{r['memories']} memories embedded in {r['reindex_s']} s ({r['embed_ms_per_memory']} ms each, "
-          f"{r['meaning_sqlite_bytes_per_memory']} bytes each in meaning.sqlite); peak {r['peak_rss_mib']} MiB")
+          f"{r['meaning_bytes_per_memory']} bytes each in meaning.sqlite and the vectors file); peak {r['peak_rss_mib']} MiB")
     sizes = r["record_bytes_per_memory"]
     print(f"shadow record per memory: {sizes['words']} bytes by words, {sizes['words_and_vectors']} with vectors")
     print(f"questions: {r['paraphrases_kept']} paraphrases (left out, sharing a term: "

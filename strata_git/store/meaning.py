@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 DB = "meaning.sqlite"
 MAX_TOKENS = 256  # the window all-MiniLM-L6-v2 was trained with (sentence-transformers' max_seq_length)
 BATCH = 8  # pieces per model call: 32 costs 1.2 GB resident for a few percent of speed
-_FILE = re.compile(r"meaning-(\d{1,9})\.f32")  # the vectors file (see _Vectors), named in meta 'vectors'
+_FILE = re.compile(r"meaning-(\d{1,9})\.i8")  # the vectors file (see _Vectors), named in meta 'vectors'
+SCORE_BLOCK = 8192  # rows made float32 at a time while scoring: 3 MB stays in cache (32768: 3x slower)
 COMPACT_AT = 4096  # dead rows in the vectors file before it may be compacted
 CHECKPOINT = 64  # memories embedded between commits (an interrupted reindex keeps what it made)
 _SCHEMA = """
@@ -161,7 +162,7 @@ def carried(repo: Repo, folder: str, blobs: list[str]) -> dict[str, tuple[str, i
             row = db.execute("SELECT path FROM files WHERE blob = ? LIMIT 1", (blob,)).fetchone()
             vectors = _span(db, matrix, row[0], 16) if row else []
             if vectors:
-                found[blob] = (model, int(dim), [quantise(v) for v in vectors])
+                found[blob] = (model, int(dim), vectors)
         return found
     finally:
         db.close()
@@ -229,7 +230,8 @@ def synced(repo: Repo, state: str) -> bool:
 
 
 class _Vectors:
-    """The vectors file: every piece's vector as `dim` float32 in a row, rows only ever appended
+    """The vectors file: every piece's vector as a row of `dim` int8 after a float32 scale (the
+    int8 values times the scale are the unit vector, as near as int8 holds it), rows only ever appended
     (`spans` names each memory's rows), so a search maps the file and scores every row at once.
 
     Appends happen only under meaning.sqlite's write lock (BEGIN IMMEDIATE), so two processes
@@ -240,7 +242,7 @@ class _Vectors:
     short in place: a mapped file that shrinks kills its reader."""
 
     def __init__(self, repo: Repo, db: sqlite3.Connection, dim: int) -> None:
-        self.repo, self.db, self.row = repo, db, 4 * dim
+        self.repo, self.db, self.row = repo, db, 4 + dim
         self.retired: list[str] = []
         if not db.in_transaction:
             db.execute("BEGIN IMMEDIATE")
@@ -249,7 +251,7 @@ class _Vectors:
     def _open(self) -> None:
         name = _meta(self.db, "vectors")
         if not _FILE.fullmatch(name):
-            name = "meaning-1.f32"
+            name = "meaning-1.i8"
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('vectors', ?)", (name,))
         self.fd = os.open(os.path.join(self.repo.state_dir(), name),
                           os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
@@ -260,7 +262,8 @@ class _Vectors:
         self.rows = size // self.row
 
     def add(self, path: str, vectors: Any) -> None:
-        data = vectors.astype("<f4").tobytes()
+        """`vectors`: unit vectors (float32 rows), or rows as records carry them (bytes, quantise())."""
+        data = b"".join(_row(v) for v in vectors)
         if not data:
             return
         _write(self.fd, data)
@@ -280,7 +283,7 @@ class _Vectors:
             return
         old = _meta(self.db, "vectors")
         numbered = _FILE.fullmatch(old)
-        name = f"meaning-{int(numbered[1]) + 1 if numbered else 1}.f32"
+        name = f"meaning-{int(numbered[1]) + 1 if numbered else 1}.i8"
         path = os.path.join(self.repo.state_dir(), name)
         moved, first = [], 0
         with open(path, "wb") as out:
@@ -315,29 +318,53 @@ def _write(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def _row(vector: Any) -> bytes:
+    """A row of the vectors file: quantise()'s int8 values after the scale that makes them unit length
+    (records' rows come as quantise() made them; their scale is made so again)."""
+    import struct
+
+    import numpy as np
+
+    data = vector if isinstance(vector, bytes) else quantise(vector)
+    values = np.frombuffer(data[4:], dtype=np.int8)
+    return struct.pack("<f", 1 / max(float(np.linalg.norm(values.astype(np.float32))), 1e-12)) + data[4:]
+
+
 def _mapped(repo: Repo, name: str, dim: int) -> Any:
-    """The vectors file as a read-only matrix (None when there is none); rows appended after this
-    are not in it."""
+    """The vectors file as read-only rows (a record array: "scale" float32, "values" int8 × dim; None
+    when there is none); rows appended after this are not in it."""
     import numpy as np
 
     if not _FILE.fullmatch(name):
         return None
     path = os.path.join(repo.state_dir(), name)
+    layout = np.dtype([("scale", "<f4"), ("values", "i1", (dim,))])
     try:
-        rows = os.path.getsize(path) // (4 * dim)
+        rows = os.path.getsize(path) // layout.itemsize
     except OSError:
         return None
     if rows == 0:
-        return np.zeros((0, dim), dtype=np.float32)
-    return np.memmap(path, dtype="<f4", mode="r", shape=(rows, dim))
+        return np.zeros(0, dtype=layout)
+    return np.memmap(path, dtype=layout, mode="r", shape=(rows,))
 
 
-def _span(db: sqlite3.Connection, matrix: Any, path: str, most: int) -> list[Any]:
-    """The first `most` vectors of the memory at `path` ([] when it has none, or they are gone)."""
+def _scores(np: Any, matrix: Any, query: Any) -> Any:
+    """The cosine of `query` (a unit vector) with every row, in blocks (an int8 block made float32
+    at a time: the whole file never is), and one 0 after them."""
+    out = np.zeros(len(matrix) + 1, dtype=np.float32)
+    for start in range(0, len(matrix), SCORE_BLOCK):
+        block = matrix[start:start + SCORE_BLOCK]
+        out[start:start + len(block)] = (block["values"].astype(np.float32) @ query) * block["scale"]
+    return out
+
+
+def _span(db: sqlite3.Connection, matrix: Any, path: str, most: int) -> list[bytes]:
+    """The first `most` vectors of the memory at `path`, as records carry them ([] when it has none,
+    or they are gone)."""
     row = db.execute("SELECT first, count FROM spans WHERE path = ?", (path,)).fetchone()
     if matrix is None or row is None or row[0] + row[1] > len(matrix):
         return []
-    return list(matrix[row[0]:row[0] + min(row[1], most)])
+    return [r.tobytes() for r in matrix[row[0]:row[0] + min(row[1], most)]]  # the row's layout is quantise()'s
 
 
 def refresh(repo: Repo, m: Model, live: list[Entry], max_bytes: int,
@@ -419,7 +446,7 @@ def _same_model(db: sqlite3.Connection, m: Model) -> None:
         db.execute("DELETE FROM meta WHERE key IN ('synced', 'refs')")
         old = _FILE.fullmatch(_meta(db, "vectors"))
         if old:  # a new file: rows of another width must not share one (the old one is swept below)
-            db.execute("INSERT OR REPLACE INTO meta VALUES ('vectors', ?)", (f"meaning-{int(old[1]) + 1}.f32",))
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('vectors', ?)", (f"meaning-{int(old[1]) + 1}.i8",))
         db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [("model", m.id), ("dim", str(m.dim))])
 
 
@@ -439,7 +466,6 @@ def _archived(repo: Repo, m: Model, rows: list[Row]) -> None:
     names how many have none."""
     from strata_git.store import records
 
-    np = m.np
     db = _connect(repo)
     out = None
     try:
@@ -467,7 +493,7 @@ def _archived(repo: Repo, m: Model, rows: list[Row]) -> None:
                     vectors = carried.get(r.blob) or tuple(v for v in later.get(r.blob, ()) if len(v) == 4 + m.dim)
                     if vectors:
                         db.execute("INSERT INTO pieces VALUES (?, 0, ?)", (r.path, f"{r.title}\n{r.preview}"))
-                        out.add(r.path, np.stack([dequantise(v) for v in vectors]))
+                        out.add(r.path, vectors)
                     db.execute("INSERT INTO archived VALUES (?, ?, ?)", (r.path, r.blob, len(vectors)))
                 out.compact()
             lacking = db.execute("SELECT count(*) FROM archived WHERE vectors = 0").fetchone()[0]
@@ -535,7 +561,7 @@ def nearest(repo: Repo, m: Model, query: str, limit: int, paths: set[str] | None
              "`git strata reindex` makes them again")
     if not kept:
         return []
-    scores = np.append(matrix @ m.embed([query])[0], np.float32(0))  # the extra 0: a span may end at the last row
+    scores = _scores(np, matrix, m.embed([query])[0])  # its extra 0: a span may end at the last row
     bounds = np.empty(2 * len(kept), dtype=np.int64)
     bounds[0::2] = [s[1] for s in kept]
     bounds[1::2] = [s[1] + s[2] for s in kept]

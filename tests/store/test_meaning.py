@@ -214,9 +214,9 @@ def test_dead_vectors_are_compacted_away_and_nothing_found_changes(mem: Path, mo
         vault.write("notes/cat", f"The office cat is called Miso, {i} years old.\n".encode())
         vault.search("warm up", mode="meaning")
     state = mem / ".git/strata"
-    files = sorted(p.name for p in state.glob("meaning-*.f32"))
-    assert len(files) == 1 and files != ["meaning-1.f32"]  # a new file, the old one deleted
-    assert (state / files[0]).stat().st_size == 2 * 384 * 4  # the two live memories' rows alone
+    files = sorted(p.name for p in state.glob("meaning-*.i8"))
+    assert len(files) == 1 and files != ["meaning-1.i8"]  # a new file, the old one deleted
+    assert (state / files[0]).stat().st_size == 2 * (4 + 384)  # the two live memories' rows alone
     vault.write("notes/cat", b"The office cat is called Miso.\n")
     assert [(h.name, h.score) for h in vault.search("database", mode="meaning")] == first
 
@@ -226,8 +226,8 @@ def test_a_damaged_vectors_file_warns_and_reindex_makes_it_again(mem: Path, mode
     strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso.")
     _use(mem, model)
     assert _names(mem, "database", "--mode", "meaning")[0] == "notes/db"
-    (vectors,) = (mem / ".git/strata").glob("meaning-*.f32")
-    vectors.write_bytes(vectors.read_bytes()[:384 * 4 + 100])  # cut short: one row and a piece of the next
+    (vectors,) = (mem / ".git/strata").glob("meaning-*.i8")
+    vectors.write_bytes(vectors.read_bytes()[:4 + 384 + 100])  # cut short: one row and a piece of the next
     proc = strata(mem, "search", "database", "--mode", "meaning", "--json")
     assert proc.returncode == 0 and b"meaning vectors are missing" in proc.stderr
     assert strata(mem, "reindex").returncode == 0
@@ -239,10 +239,10 @@ def test_a_killed_writers_partial_row_is_padded_over(mem: Path, model: Path):
     strata(mem, "write", "notes/db", "-m", "The event store runs on Postgres.")
     _use(mem, model)
     assert _names(mem, "database", "--mode", "meaning") == ["notes/db"]
-    (vectors,) = (mem / ".git/strata").glob("meaning-*.f32")
+    (vectors,) = (mem / ".git/strata").glob("meaning-*.i8")
     with vectors.open("ab") as f:
         f.write(b"\x01" * 100)  # half a row, as a writer killed mid-append leaves it
     strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso.")
     assert _names(mem, "a pet animal at work", "--mode", "meaning")[0] == "notes/cat"
     assert _names(mem, "database", "--mode", "meaning")[0] == "notes/db"
-    assert vectors.stat().st_size % (384 * 4) == 0
+    assert vectors.stat().st_size % (4 + 384) == 0
