@@ -11,8 +11,8 @@ rare words: fusion must not lose those). The default `search.meaning_weight` is 
 the best MRR@10 over both sets together.
 
 Costs: `git strata reindex` time per memory embedded (the model is all-MiniLM-L6-v2 as int8
-ONNX: scripts/model.py), query p50 per mode, the bytes per memory of meaning.sqlite and the vectors file, and this process's
-peak resident memory.
+ONNX: scripts/model.py), query p50 per mode, the bytes per memory of meaning.sqlite and the
+vectors file, and this process's peak resident memory.
 
     .venv/bin/python scripts/model.py /tmp/minilm     # once
     .venv/bin/python bench/meaning.py --model /tmp/minilm [--memories 400] [--seed 7] [--json]
@@ -141,7 +141,8 @@ def records_size(vault: object, model: str) -> tuple[int, int]:
 
 def report(r: dict) -> None:
     print(f"{r['memories']} memories embedded in {r['reindex_s']} s ({r['embed_ms_per_memory']} ms each, "
-          f"{r['meaning_bytes_per_memory']} bytes each in meaning.sqlite and the vectors file); peak {r['peak_rss_mib']} MiB")
+          f"{r['meaning_bytes_per_memory']} bytes each in meaning.sqlite and the vectors file); "
+          f"peak {r['peak_rss_mib']} MiB")
     sizes = r["record_bytes_per_memory"]
     print(f"shadow record per memory: {sizes['words']} bytes by words, {sizes['words_and_vectors']} with vectors")
     print(f"questions: {r['paraphrases_kept']} paraphrases (left out, sharing a term: "
