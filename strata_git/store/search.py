@@ -264,10 +264,12 @@ def _with_summary(root: str, hit: Hit) -> Hit:
 
 
 def _both(repo: Repo, db: sqlite3.Connection, model: meaning_t.Model, query: str, terms: list[str],
-          where: list[str], args: list, filters: tuple, max_bytes: int) -> tuple[list, list, dict, dict]:
-    """On the fresh catalog: the words' best FUSED rows, the meaning's best FUSED memories (the
-    vectors brought up to date first, unless nothing changed since they last were), and the
-    catalog's entry or shadow row of each memory the meaning found."""
+          where: list[str], args: list, filters: tuple, max_bytes: int, weight: float,
+          limit: int) -> list[tuple[str, float, tuple | None, object, object]]:
+    """On the fresh catalog: the words' best FUSED rows and the meaning's best FUSED memories (the
+    vectors brought up to date first, unless nothing changed since they last were), fused; the best
+    `limit` as (path, fused score, the words' row or None, the catalog entry or shadow row, what
+    the meaning found or None)."""
     from strata_git.store import meaning
 
     rows = _query(db, terms, where, args, FUSED) if terms else []
@@ -286,44 +288,43 @@ def _both(repo: Repo, db: sqlite3.Connection, model: meaning_t.Model, query: str
                    and project in (None, e.project)}
         allowed |= {r.path for r in archived if tier in (None, "archive") and type in (None, r.type)
                     and project in (None, r.project)}
-    near = meaning.nearest(repo, model, query, FUSED, allowed)
-    wanted = [f.path for f in near]
-    return rows, near, catalog.entries_at(db, wanted), shadow.lookup_in(db, wanted)
+    near = {f.path: f for f in meaning.nearest(repo, model, query, FUSED, allowed)}
+    held = {f"{r[0]}/{r[1]}": r for r in rows}
+    fused: dict[str, float] = {}
+    for share, scores in ((1 - weight, {p: -r[4] for p, r in held.items()}),
+                          (weight, {p: f.score for p, f in near.items()})):
+        low, high = min(scores.values(), default=0.0), max(scores.values(), default=0.0)
+        for path, score in scores.items():
+            fused[path] = fused.get(path, 0.0) + share * ((score - low) / (high - low) if high > low else 1.0)
+    best = sorted((p for p in fused if fused[p] > 0), key=lambda p: (-fused[p], p))[:limit]  # (0: last of both)
+    rest = [p for p in best if p not in held]
+    about: dict[str, object] = {**catalog.entries_at(db, rest), **shadow.lookup_in(db, rest)}
+    return [(p, fused[p], held.get(p), about.get(p), near.get(p)) for p in best]
 
 
 def _by_meaning(repo: Repo, model: meaning_t.Model, query: str, tier: str | None, type: str | None, limit: int,
                 max_bytes: int, watch: Watch | None, project: str | None, weight: float) -> list[Hit]:
     """Hits fused from the words' best FUSED and the meaning's best FUSED (see search()). Archived
     memories take part by the vectors their records carry (meaning.py), or by words alone."""
+    from strata_git.store import meaning
+
     terms = textindex.query_terms(query)
     where, args = _where(tier, type, project)
-    rows, near, live, archived = _fresh(repo, max_bytes, watch, lambda db: _both(
-        repo, db, model, query, terms if weight < 1 else [], where, args, (tier, type, project), max_bytes))
-    by_words = {f"{r[0]}/{r[1]}": -r[4] for r in rows}
-    by_meaning = {f.path: f.score for f in near}
-    fused: dict[str, float] = {}
-    for share, scores in ((1 - weight, by_words), (weight, by_meaning)):
-        low, high = min(scores.values(), default=0.0), max(scores.values(), default=0.0)
-        for path, score in scores.items():
-            fused[path] = fused.get(path, 0.0) + share * ((score - low) / (high - low) if high > low else 1.0)
-    best = sorted((p for p in fused if fused[p] > 0), key=lambda p: (-fused[p], p))[:limit]  # (0: last of both)
-    held = {f"{r[0]}/{r[1]}": r for r in rows}
-    nearest = {f.path: f for f in near}
-    by_path, stored = live, archived
+    found = _fresh(repo, max_bytes, watch, lambda db: _both(
+        repo, db, model, query, terms if weight < 1 else [], where, args, (tier, type, project), max_bytes, weight,
+        limit))
     hits = []
-    for path in best:
-        if path in held:
-            hit = _hit(repo.root, held[path], terms, max_bytes)
-        elif path in stored:
-            r = stored[path]
-            hit = Hit("archive", r.name, r.title or r.name, r.type, 0.0, r.preview[:160], r.commit, r.blob,
-                      project=r.project)
-        elif path in by_path:
-            e, f = by_path[path], nearest[path]
-            piece = f.piece.split("\n", 1)[-1]
-            hit = Hit(e.tier, e.name[: -len(names.SUFFIX)], e.title or e.name, e.type, 0.0,
-                      entries.clean(textindex.preview(piece)), project=e.project)
+    for _, score, row, about, near in found:
+        if row is not None:
+            hit = _hit(repo.root, row, terms, max_bytes)
+        elif isinstance(about, shadow.Row):
+            hit = Hit("archive", about.name, about.title or about.name, about.type, 0.0, about.preview[:160],
+                      about.commit, about.blob, project=about.project)
+        elif isinstance(about, entries.Entry) and isinstance(near, meaning.Found):
+            piece = meaning.piece_text(repo, near).split("\n", 1)[-1]
+            hit = Hit(about.tier, about.name[: -len(names.SUFFIX)], about.title or about.name, about.type, 0.0,
+                      entries.clean(textindex.preview(piece)), project=about.project)
         else:  # gone between the vectors and the catalog's read
             continue
-        hits.append(_with_summary(repo.root, hit._replace(score=round(fused[path], 3))))
+        hits.append(_with_summary(repo.root, hit._replace(score=round(score, 3))))
     return hits
