@@ -15,7 +15,8 @@ The first search then reads every archived memory's vectors from its record (tim
 
 Printed, each mode beside words in the same run: search p50/p95 in process (one-shot, as the CLI
 and the Python API run it) and watched (as `git strata mcp` runs it), and end to end
-(`git strata search`); reindex; meaning.sqlite and the records' bytes; peak resident memory.
+(`git strata search`); the first search's time; meaning.sqlite, the vectors file and the catalog;
+peak resident memory (this process, which also built everything, and the largest CLI search).
 
     .venv/bin/python scripts/model.py /tmp/minilm     # once
     .venv/bin/python bench/meaning_scale.py --model /tmp/minilm [--active 5000] [--archived 50000] [--json]
@@ -34,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from archive import WORDS, mib, pct, scaled, workspace
 
-from benchlib import BIN, progress, timed
+from benchlib import BIN, progress, sh, timed
 
 MODES = ("words", "both", "meaning")
 
@@ -107,6 +108,16 @@ def search_ms(vault, queries: list[str], samples: int, mode: str) -> list[float]
     return out
 
 
+def cli_peak(root: Path, env: dict[str, str], mode: str) -> int:
+    """The peak resident MiB of one `git strata search`, started by a small launcher (a child forked
+    from this big process would count this process's pages until it execs)."""
+    launcher = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
+                "stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    kib = sh([sys.executable, "-c", launcher, str(BIN / "git-strata"), "search", "first things", "--mode", mode,
+              "--json"], root, env)
+    return round(int(kib.split()[-1]) / 1024)
+
+
 def main() -> None:
     args = arguments()
     rng = random.Random(5)
@@ -149,7 +160,9 @@ def main() -> None:
                                       for k in ("in_process_p50_ms", "watched_p50_ms", "cli_p50_ms")}
         state = root / ".git/strata"
         out["sizes_mib"] = {f.name: mib(f.stat().st_size) for f in sorted(state.glob("*.sqlite"))}
-        out["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        out["sizes_mib"] |= {"vectors file": mib(sum(f.stat().st_size for f in state.glob("meaning-*.i8")))}
+        out["peak_rss_mib"] = {"this_process": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                               "cli_search": {mode: cli_peak(root, env, mode) for mode in MODES}}
     if args.json:
         print(json.dumps(out, indent=2))
     else:
