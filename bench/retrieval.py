@@ -297,7 +297,9 @@ def breakdown(ranks: list[int | None], questions: list[corpus.Question], tiers: 
         return scores([r for r, q in zip(ranks, questions, strict=True) if group(q)])
 
     return {"all": scores(ranks), **{t: where(lambda q, t=t: tiers[q.answer] == t) for t in TIERS},
-            "by_style": {s: where(lambda q, s=s: q.style == s) for s in STYLES}}
+            "by_style": {s: where(lambda q, s=s: q.style == s) for s in STYLES},
+            "meaning_by_tier": {t: where(lambda q, t=t: q.style == "meaning" and tiers[q.answer] == t)
+                                for t in TIERS}}
 
 
 def differences(systems: dict[str, dict]) -> dict[str, dict]:
@@ -483,6 +485,12 @@ def report(result: dict) -> None:
     if result.get("caps"):
         report_caps(result["caps"])
     if result.get("meaning_costs"):
+        print(f"\n{'the paraphrase set by tier':28}" + "".join(f"{t:>14}" for t in TIERS))
+        for name, s in result["systems"].items():
+            cells = [s["meaning_by_tier"][t] for t in TIERS]
+            print(f"{name:28}" + "".join(f"{c['recall@5']:>7.3f}/{c['mrr@10']:.3f}" if c["n"] else f"{'-':>14}"
+                                         for c in cells))
+        print(f"{'questions':28}" + "".join(f"{c['n']:>14}" for c in first["meaning_by_tier"].values()))
         print(f"\nmeaning costs: {result['meaning_costs']}")
     print(f"\nseconds: {result['seconds']}")
     print(f"reproduce: {result['reproduce']}")
