@@ -26,6 +26,7 @@ import hashlib
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -296,13 +297,19 @@ class _Vectors:
         numbered = _FILE.fullmatch(old)
         name = f"meaning-{int(numbered[1]) + 1 if numbered else 1}.i8"
         path = os.path.join(self.repo.state_dir(), name)
-        moved, first = [], 0
+        moved, lost, first = [], [], 0
         with open(path, "wb") as out:
             for p, at, count in self.db.execute("SELECT path, first, count FROM spans").fetchall():
-                out.write(os.pread(self.fd_read(), count * self.row, at * self.row))
+                data = os.pread(self.fd_read(), count * self.row, at * self.row)
+                if len(data) != count * self.row:  # rows the file lost: made again by the next refresh
+                    lost.append(p)
+                    continue
+                out.write(data)
                 moved.append((first, p))
                 first += count
         self.db.executemany("UPDATE spans SET first = ? WHERE path = ?", moved)
+        for table in ("spans", "files", "archived"):
+            self.db.executemany(f"DELETE FROM {table} WHERE path = ?", ((p,) for p in lost))
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('vectors', ?)", (name,))
         self.retired.append(old)
 
@@ -312,11 +319,14 @@ class _Vectors:
         return self._reader
 
     def close(self) -> None:
-        """After the transaction: the descriptors closed, retired files deleted."""
+        """After the transaction: the descriptors closed, retired files deleted (unless it rolled
+        back, and the database still names one)."""
         os.close(self.fd)
         if hasattr(self, "_reader"):
             os.close(self._reader)
-        for name in self.retired:
+        for name in self.retired if self.retired and not self.db.in_transaction else ():
+            if _meta(self.db, "vectors") == name:
+                continue
             try:
                 os.remove(os.path.join(self.repo.state_dir(), name))
             except FileNotFoundError:
@@ -470,7 +480,9 @@ def _sweep(repo: Repo, db: sqlite3.Connection) -> None:
     for name in os.listdir(repo.state_dir()):
         if _FILE.fullmatch(name) and name != current:
             try:
-                os.remove(os.path.join(repo.state_dir(), name))
+                path = os.path.join(repo.state_dir(), name)
+                if os.stat(path).st_mtime < time.time() - 600:  # not a compaction under way elsewhere
+                    os.remove(path)
             except FileNotFoundError:
                 pass
 
