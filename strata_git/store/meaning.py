@@ -27,7 +27,8 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from strata_git.core import chunks, memory
@@ -57,6 +58,28 @@ CREATE TABLE IF NOT EXISTS archived (path TEXT PRIMARY KEY, blob TEXT NOT NULL, 
     WITHOUT ROWID;
 """
 _said: dict[str, None] = {}
+
+
+class Unavailable(Exception):
+    """meaning.sqlite could not be used for this search (busy past its wait, or damaged)."""
+
+
+@contextmanager
+def unavailable_on_error(repo: Repo) -> Iterator[None]:
+    """Its SQLite errors as Unavailable (a caller's retry for its own database must not take them
+    for its own); a damaged meaning.sqlite is deleted first, to be made afresh."""
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        from strata_git.store import catalog
+
+        if catalog.corrupt(e):
+            for suffix in ("", "-journal"):
+                try:
+                    os.remove(os.path.join(repo.state_dir(), DB + suffix))
+                except FileNotFoundError:
+                    pass
+        raise Unavailable(f"{DB}: {e}") from e
 
 
 def warnings() -> list[str]:

@@ -240,8 +240,11 @@ def search(repo: Repo, query: str, *, tier: str | None = None, type: str | None 
 
         found = meaning.model(model) if model else None
         if found is not None:
-            return _by_meaning(repo, found, query, tier, type, limit, max_bytes, watch, project,
-                               1.0 if mode == "meaning" else weight)
+            try:
+                return _by_meaning(repo, found, query, tier, type, limit, max_bytes, watch, project,
+                                   1.0 if mode == "meaning" else weight)
+            except meaning.Unavailable as e:  # busy past its wait, or damaged (then made afresh)
+                meaning.warn(f"meaning search is off for now: {e}; searched by words")
         if not model:
             meaning.warn("meaning search is off: no model is set (search.model, see docs/search.md); "
                          "searched by words")
@@ -274,6 +277,15 @@ def _both(repo: Repo, db: sqlite3.Connection, model: meaning_t.Model, query: str
 
     rows = _query(db, terms, where, args, FUSED) if terms else []
     state = ":".join((model.id, *(catalog.get_meta(db, k) for k in ("generation", "shadow_commit", "shadow_refs"))))
+    with meaning.unavailable_on_error(repo):  # its errors are not the catalog's (see _fresh)
+        return _fuse(repo, db, model, query, rows, state, filters, max_bytes, weight, limit)
+
+
+def _fuse(repo: Repo, db: sqlite3.Connection, model: meaning_t.Model, query: str, rows: list, state: str,
+          filters: tuple, max_bytes: int, weight: float, limit: int) -> list[tuple[str, float, tuple | None, object,
+                                                                                  object]]:
+    from strata_git.store import meaning
+
     everything = None
     if not meaning.synced(repo, state):
         everything = ([e for e in catalog.entries(db) if e.tier in catalog.SEARCHED and not e.problem],

@@ -246,3 +246,46 @@ def test_a_killed_writers_partial_row_is_padded_over(mem: Path, model: Path):
     assert _names(mem, "a pet animal at work", "--mode", "meaning")[0] == "notes/cat"
     assert _names(mem, "database", "--mode", "meaning")[0] == "notes/db"
     assert vectors.stat().st_size % (4 + 384) == 0
+
+
+def test_two_processes_embedding_at_once_leave_every_memory_its_own_vectors(mem: Path, model: Path):
+    """A server and a CLI (or two CLIs) bring the vectors up to date at the same moment: appends
+    to the vectors file are serialised by meaning.sqlite's write lock, so no span points at another
+    memory's rows."""
+    import subprocess
+    import sys
+
+    topics = ["Postgres database backups", "the office cat Miso", "passkeys for login", "Rust async runtime",
+              "the Berlin team offsite", "Kubernetes ingress certificates", "a sourdough starter recipe",
+              "quarterly tax filing"]
+    for i, topic in enumerate(topics):
+        strata(mem, "write", f"notes/n{i}", "-m", f"This note is about {topic}.")
+    _use(mem, model)
+    script = ("import sys; from strata_git.app.vault import Vault; v = Vault.open(sys.argv[1]); "
+              "[v.search(q, mode='meaning') for q in sys.argv[2:]]")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(mem), *topics[k::2]], stderr=subprocess.PIPE)
+             for k in (0, 1)]
+    for p in procs:
+        assert p.wait(timeout=300) == 0, p.stderr.read() if p.stderr else ""
+    for i, topic in enumerate(topics):
+        assert _names(mem, topic, "--mode", "meaning")[0] == f"notes/n{i}", topic
+    (vectors,) = (mem / ".git/strata").glob("meaning-*.i8")
+    assert vectors.stat().st_size % (4 + 384) == 0
+
+
+def test_a_damaged_meaning_database_falls_back_to_words_once_and_is_made_afresh(mem: Path, model: Path):
+    for i in range(40):  # enough rows for meaning.sqlite to span several pages
+        strata(mem, "write", f"notes/n{i:02d}", "-m", f"Note {i}: the event store runs on Postgres {i}.")
+    _use(mem, model)
+    assert _names(mem, "database", "--mode", "meaning")
+    db = mem / ".git/strata/meaning.sqlite"
+    data = bytearray(db.read_bytes())
+    assert len(data) > 3 * 4096
+    data[4096:len(data)] = b"\xff" * (len(data) - 4096)  # every page after the first: garbage
+    db.write_bytes(bytes(data))
+    broken = strata(mem, "search", "Postgres 7", "--mode", "both", "--json")
+    assert broken.returncode == 0 and b"meaning search is off for now" in broken.stderr, broken.stderr
+    assert json.loads(broken.stdout)[0]["name"] == "notes/n07"  # by words
+    assert (mem / ".git/strata/catalog.sqlite").exists()  # the catalog was not taken for the broken one
+    again = strata(mem, "search", "database", "--mode", "meaning", "--json")
+    assert again.returncode == 0 and b"off for now" not in again.stderr and json.loads(again.stdout)
