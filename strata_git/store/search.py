@@ -272,25 +272,20 @@ def _both(repo: Repo, db: sqlite3.Connection, model: meaning_t.Model, query: str
     """On the fresh catalog: the words' best FUSED rows and the meaning's best FUSED memories (the
     vectors brought up to date first, unless nothing changed since they last were), fused; the best
     `limit` as (path, fused score, the words' row or None, the catalog entry or shadow row, what
-    the meaning found or None)."""
+    the meaning found or None). meaning.py's errors come out as meaning.Unavailable: they are not
+    the catalog's, which _fresh would rebuild."""
     from strata_git.store import meaning
 
     rows = _query(db, terms, where, args, FUSED) if terms else []
     state = ":".join((model.id, *(catalog.get_meta(db, k) for k in ("generation", "shadow_commit", "shadow_refs"))))
-    with meaning.unavailable_on_error(repo):  # its errors are not the catalog's (see _fresh)
-        return _fuse(repo, db, model, query, rows, state, filters, max_bytes, weight, limit)
-
-
-def _fuse(repo: Repo, db: sqlite3.Connection, model: meaning_t.Model, query: str, rows: list, state: str,
-          filters: tuple, max_bytes: int, weight: float, limit: int) -> list[tuple[str, float, tuple | None, object,
-                                                                                  object]]:
-    from strata_git.store import meaning
-
+    with meaning.unavailable_on_error(repo):
+        current = meaning.synced(repo, state)
     everything = None
-    if not meaning.synced(repo, state):
+    if not current:
         everything = ([e for e in catalog.entries(db) if e.tier in catalog.SEARCHED and not e.problem],
                       shadow.all_rows(repo, db))
-        meaning.refresh(repo, model, everything[0], max_bytes, archived=everything[1], state=state)
+        with meaning.unavailable_on_error(repo):
+            meaning.refresh(repo, model, everything[0], max_bytes, archived=everything[1], state=state)
     allowed = None
     if filters != (None, None, None):
         tier, type, project = filters
@@ -300,7 +295,8 @@ def _fuse(repo: Repo, db: sqlite3.Connection, model: meaning_t.Model, query: str
                    and project in (None, e.project)}
         allowed |= {r.path for r in archived if tier in (None, "archive") and type in (None, r.type)
                     and project in (None, r.project)}
-    near = {f.path: f for f in meaning.nearest(repo, model, query, FUSED, allowed)}
+    with meaning.unavailable_on_error(repo):
+        near = {f.path: f for f in meaning.nearest(repo, model, query, FUSED, allowed)}
     held = {f"{r[0]}/{r[1]}": r for r in rows}
     fused: dict[str, float] = {}
     for share, scores in ((1 - weight, {p: -r[4] for p, r in held.items()}),
