@@ -258,8 +258,11 @@ def synced(repo: Repo, state: str) -> bool:
     memories were then: nothing changed since, nothing to look at)."""
     if not state or not os.path.isfile(os.path.join(repo.state_dir(), DB)):
         return False
-    with _connect(repo) as db:
+    db = _connect(repo)
+    try:
         return _meta(db, "synced") == state
+    finally:
+        db.close()
 
 
 class _Vectors:
@@ -277,6 +280,7 @@ class _Vectors:
     def __init__(self, repo: Repo, db: sqlite3.Connection, dim: int) -> None:
         self.repo, self.db, self.row = repo, db, 4 + dim
         self.retired: list[str] = []
+        self._reader = -1  # the file a compaction copies from, opened when it first reads
         if not db.in_transaction:
             db.execute("BEGIN IMMEDIATE")
         _changed(db)
@@ -337,7 +341,7 @@ class _Vectors:
         self.retired.append(old)
 
     def fd_read(self) -> int:
-        if not hasattr(self, "_reader"):
+        if self._reader < 0:
             self._reader = os.open(os.path.join(self.repo.state_dir(), _meta(self.db, "vectors")), os.O_RDONLY)
         return self._reader
 
@@ -345,10 +349,10 @@ class _Vectors:
         """After the transaction: the descriptors closed, retired files deleted (unless it rolled
         back, and the database still names one)."""
         os.close(self.fd)
-        if hasattr(self, "_reader"):
+        if self._reader >= 0:
             os.close(self._reader)
-        for name in self.retired if self.retired and not self.db.in_transaction else ():
-            if _meta(self.db, "vectors") == name:
+        for name in self.retired:
+            if _meta(self.db, "vectors") == name:  # rolled back: still the current file
                 continue
             try:
                 os.remove(os.path.join(self.repo.state_dir(), name))
@@ -584,7 +588,7 @@ def _blob_id(raw: bytes) -> str:
 class Found(NamedTuple):
     path: str  # tier/name.md
     score: float  # the best piece's cosine
-    piece: int  # which piece (piece_text() reads what it says)
+    piece: int  # which piece (piece_texts() reads what it says)
 
 
 class _Spans(NamedTuple):
@@ -640,13 +644,18 @@ def nearest(repo: Repo, m: Model, query: str, limit: int, paths: set[str] | None
                   int(np.argmax(scores[spans.bounds[2 * i]:spans.bounds[2 * i + 1]]))) for i in top]
 
 
-def piece_text(repo: Repo, found: Found) -> str:
-    """The text of the piece that made `found` (its title line first; "" when it is gone)."""
+def piece_texts(repo: Repo, found: list[Found]) -> dict[str, str]:
+    """{path: the text of the piece that made each of `found`} (its title line first; "" when gone)."""
+    if not found:
+        return {}
     db = _connect(repo)
     try:
-        row = db.execute("SELECT text FROM pieces WHERE path = ? AND piece <= ? ORDER BY piece DESC LIMIT 1",
-                         (found.path, found.piece)).fetchone()
-        return row[0] if row else ""
+        texts = {}
+        for f in found:
+            row = db.execute("SELECT text FROM pieces WHERE path = ? AND piece <= ? ORDER BY piece DESC LIMIT 1",
+                             (f.path, f.piece)).fetchone()
+            texts[f.path] = row[0] if row else ""
+        return texts
     finally:
         db.close()
 

@@ -280,17 +280,19 @@ def _both(repo: Repo, db: sqlite3.Connection, model: meaning_t.Model, query: str
     state = ":".join((model.id, *(catalog.get_meta(db, k) for k in ("generation", "shadow_commit", "shadow_refs"))))
     with meaning.unavailable_on_error(repo):
         current = meaning.synced(repo, state)
+    def searched() -> tuple[list[entries.Entry], list[shadow.Row]]:  # what has vectors: live and archived
+        return ([e for e in catalog.entries(db) if e.tier in catalog.SEARCHED and not e.problem],
+                shadow.all_rows(repo, db))
+
     everything = None
     if not current:
-        everything = ([e for e in catalog.entries(db) if e.tier in catalog.SEARCHED and not e.problem],
-                      shadow.all_rows(repo, db))
+        everything = searched()
         with meaning.unavailable_on_error(repo):
             meaning.refresh(repo, model, everything[0], max_bytes, archived=everything[1], state=state)
     allowed = None
     if filters != (None, None, None):
         tier, type, project = filters
-        live, archived = everything or ([e for e in catalog.entries(db) if e.tier in catalog.SEARCHED
-                                         and not e.problem], shadow.all_rows(repo, db))
+        live, archived = everything or searched()
         allowed = {e.path for e in live if tier in (None, e.tier) and type in (None, e.type)
                    and project in (None, e.project)}
         allowed |= {r.path for r in archived if tier in (None, "archive") and type in (None, r.type)
@@ -321,15 +323,18 @@ def _by_meaning(repo: Repo, model: meaning_t.Model, query: str, tier: str | None
     found = _fresh(repo, max_bytes, watch, lambda db: _both(
         repo, db, model, query, terms if weight < 1 else [], where, args, (tier, type, project), max_bytes, weight,
         limit))
+    with meaning.unavailable_on_error(repo):
+        texts = meaning.piece_texts(repo, [n for _, _, row, about, n in found if row is None
+                                           and isinstance(about, entries.Entry) and isinstance(n, meaning.Found)])
     hits = []
-    for _, score, row, about, near in found:
+    for path, score, row, about, _ in found:
         if row is not None:
             hit = _hit(repo.root, row, terms, max_bytes)
         elif isinstance(about, shadow.Row):
             hit = Hit("archive", about.name, about.title or about.name, about.type, 0.0, about.preview[:160],
                       about.commit, about.blob, project=about.project)
-        elif isinstance(about, entries.Entry) and isinstance(near, meaning.Found):
-            piece = meaning.piece_text(repo, near).split("\n", 1)[-1]
+        elif isinstance(about, entries.Entry) and path in texts:
+            piece = texts[path].split("\n", 1)[-1]
             hit = Hit(about.tier, about.name[: -len(names.SUFFIX)], about.title or about.name, about.type, 0.0,
                       entries.clean(textindex.preview(piece)), project=about.project)
         else:  # gone between the vectors and the catalog's read
