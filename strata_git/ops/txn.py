@@ -327,6 +327,9 @@ def locked(repo: Repo, wait: float = LOCK_WAIT, role: str | None = None) -> Iter
         if not taken:
             raise Refused("another git-strata process (a janitor or a write) is changing this repository",
                           "wait for it to finish, then try again")
+        # A writer killed after its commit, while writing index.md, left its temporary file and no
+        # journal; a run with nothing to change would not write index.md, so sweep here.
+        procs.sweep(repo.root, contract.temp_prefix(contract.INDEX_MD))
         # A janitor, recall or sync killed mid-move: finish it first.
         yield recover(repo) if os.path.exists(_state_path(repo, JOURNAL)) else ""
 

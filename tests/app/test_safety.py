@@ -484,3 +484,15 @@ def test_a_killed_index_md_write_leaves_nothing_once_index_md_is_current(mem: Pa
     left.write_text("half")
     assert strata(mem, "index").returncode == 0
     assert not left.exists()
+
+
+def test_a_janitor_with_nothing_to_move_sweeps_what_a_killed_janitor_left(mem: Path):
+    """A janitor killed after its commit, while writing index.md, leaves the temporary file and no
+    journal; the next cycle has nothing to move and refreshes nothing, yet must not leave it."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = mem / f".index.md.strata-tmp-{dead.pid}-0a1b2c3d"
+    left.write_text("half")
+    proc = strata(mem, "janitor", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["commit"] is None
+    assert not left.exists()
