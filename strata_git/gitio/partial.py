@@ -1,8 +1,10 @@
 """A pruned clone: a partial clone whose working tree leaves archive/ out.
 
-Pruning (ops/archive.py) makes the clone fetch from the archive remote on demand and marks
-archive/ skip-worktree with these sparse-checkout patterns; the questions every layer asks of
-such a clone (is it pruned? which blobs does it not hold?) are answered here.
+Pruning (ops/archive.py) makes the clone fetch from the archive remote on demand and takes
+archive/ out of the working tree with a cone-mode sparse checkout and a sparse index: the index
+holds archive/ as one entry however many memories it has, so a commit, `git status` and every
+hook cost what the live memories cost (bench/scale.py). The questions every layer asks of such
+a clone (is it pruned? which blobs does it not hold?) are answered here.
 """
 
 from __future__ import annotations
@@ -11,17 +13,45 @@ import os
 
 from strata_git.gitio.git import Repo
 
-SPARSE_PATTERNS = ("/*", "!/archive/")
+# What versions before the sparse index wrote (non-cone: every index entry stays); still read,
+# and replaced by the cone on the next archive run (ops/archive.py).
+LEGACY_PATTERNS = ("/*", "!/archive/")
+CONE_HEAD = ("/*", "!/*/")  # how git begins a cone-mode file: top-level files, no folder but those listed
+ALWAYS = ("active", "cooled", ".strata")  # checked out even before a first memory makes them
+
+
+def _lines(repo: Repo) -> list[str]:
+    try:
+        with open(os.path.join(repo.git_dir, "info", "sparse-checkout"), encoding="utf-8") as f:
+            return f.read().split()
+    except (OSError, UnicodeDecodeError):
+        return []
 
 
 def is_pruned(repo: Repo) -> bool:
     """Whether archive/ is kept out of this clone's working tree."""
-    path = os.path.join(repo.git_dir, "info", "sparse-checkout")
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read().split() == list(SPARSE_PATTERNS)
-    except OSError:
-        return False
+    lines = _lines(repo)
+    return lines == list(LEGACY_PATTERNS) or (lines[:2] == list(CONE_HEAD) and "/archive/" not in lines)
+
+
+def cone(repo: Repo) -> list[str]:
+    """The folders a pruned clone checks out: every top-level folder of HEAD but archive/."""
+    top = repo.ls_tree("HEAD", recursive=False, check=False) if repo.head() else {}
+    return sorted({*ALWAYS, *(path for path, e in top.items() if e.type == "tree" and path != "archive")})
+
+
+def is_current(repo: Repo) -> bool:
+    """Whether this clone keeps archive/ out through the sparse index, with every other top-level
+    folder of HEAD checked out (a sync may have brought a new one)."""
+    lines = _lines(repo)
+    wanted = [*CONE_HEAD, *(f"/{folder}/" for folder in cone(repo))]
+    return sorted(lines) == sorted(wanted) and repo.git(
+        "config", "--get", "index.sparse", check=False).decode().strip() == "true"
+
+
+def prune_checkout(repo: Repo) -> None:
+    """Keep archive/ out of the working tree, collapsed to one entry of a sparse index."""
+    repo.git("sparse-checkout", "set", "--cone", "--sparse-index", "--", *cone(repo))
 
 
 def held_blobs(repo: Repo) -> dict[str, int]:

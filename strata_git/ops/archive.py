@@ -249,13 +249,15 @@ def _record(repo: Repo, remote: str, url: str, commit: str, blobs: list[str], cf
 
 def _sparse(repo: Repo) -> None:
     """Take archive/ out of the working tree (its files are committed and unchanged: checked).
-    Run every time: a run killed inside `sparse-checkout set` may have left only the patterns."""
+    Run every time: a run killed inside `sparse-checkout set` may have left only the patterns, a
+    clone pruned by an older version has the non-cone patterns (every archived file an index
+    entry: migrated here), and a sync may have brought a new top-level folder."""
     repo.git("update-index", "-q", "--refresh", check=False)
     on = repo.git("config", "--get", "core.sparseCheckout", check=False).decode().strip() == "true"
-    if on and partial.is_pruned(repo):
+    if on and partial.is_current(repo):
         repo.git("sparse-checkout", "reapply")
     else:
-        repo.git("sparse-checkout", "set", "--no-cone", *partial.SPARSE_PATTERNS)
+        partial.prune_checkout(repo)
 
 
 def _clear_leftovers(repo: Repo) -> None:

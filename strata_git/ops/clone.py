@@ -59,7 +59,7 @@ def clone(url: str, folder: str | None = None) -> Cloned:
                        "check the url and that the server is reachable")
     repo = discover(target)
     warning = "" if repo.head() else _branch_of_a_headless_remote(repo, url)
-    repo.git("sparse-checkout", "set", "--no-cone", *partial.SPARSE_PATTERNS)
+    partial.prune_checkout(repo)
     # Every blob the checkout needs, in one fetch: active/, cooled/ and any file outside archive/.
     needed = partial.absent(repo, sorted(archive.live_blobs(repo) - {""}))
     archive.fetch_blobs_from(repo, "origin", needed)

@@ -10,8 +10,9 @@ at any instant.
   journaled protocol (measured on git 2.39 to recover from 250 of 250 random kills):
 
   1. write a journal {old} (temporary file + rename);
-  2. build the new tree in a temporary index (the user's index is not touched): read-tree
-     old, then renames by object id with update-index --index-info (no blob is read);
+  2. build the new tree from old's by editing only the folders on the way to a moved path
+     (gitio/trees.py: renames by object id, no blob read, no index of every file; the user's
+     index is not touched);
   3. commit-tree, and journal {old, new};
   4. `update-ref HEAD new old`: an atomic compare-and-swap, the commit point;
   5. bring the real index and the working tree from old to new with `read-tree -m -u`
@@ -37,7 +38,7 @@ from typing import NamedTuple
 from strata_git.core import contract, names
 from strata_git.core.config import Config
 from strata_git.errors import Refused
-from strata_git.gitio import partial, procs, safefs
+from strata_git.gitio import partial, procs, safefs, trees
 from strata_git.gitio.git import Repo, run
 from strata_git.store import access, index_md, shadow
 
@@ -45,7 +46,6 @@ JOURNAL, INDEX = contract.JOURNAL, contract.TXN_INDEX
 # The temporary index is private to the janitor, which holds the repository lock: a lock file
 # beside it can only be left by a janitor killed mid-command, so it is always safe to delete.
 INDEX_LOCK = INDEX + ".lock"
-ZERO = "0" * 40
 # A lock a killed cycle left was made within this many seconds of its last journal write.
 LOCK_SLACK = 10.0
 
@@ -92,22 +92,17 @@ def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dic
     if _index_locked(repo):
         raise Refused("another git process is using the index (.git/index.lock exists); nothing was changed",
                       "run the janitor again when it has finished")
-    _drop(repo, INDEX, INDEX_LOCK)
+    _drop(repo, INDEX, INDEX_LOCK)  # (what an older version's killed cycle left)
     added = added or {}
-    entries = repo.tree_entries(old, [src for src, _ in moves])
+    old_tree = repo.git("rev-parse", "--verify", "--end-of-options", f"{old}^{{tree}}").decode().strip()
+    entries = trees.entries(repo, old_tree, [src for src, _ in moves])
     moves = [*moves, *((p, p) for p in sorted(added))]
     _write_journal(repo, {"old": old, "moves": moves, "pid": os.getpid()})
-    index_env = {"GIT_INDEX_FILE": _state_path(repo, INDEX)}
-    repo.git("read-tree", old, env=index_env)
-    lines = [f"0 {ZERO}\t{src}\0{entries[src][0]} {entries[src][1]}\t{dst}\0" for src, dst in moves
-             if src not in added]
-    lines += [f"100644 {repo.store(data)}\t{p}\0" if data is not None else f"0 {ZERO}\t{p}\0"
-              for p, data in sorted(added.items())]
-    repo.git("update-index", "-z", "--index-info", input="".join(lines).encode("utf-8", "surrogateescape"),
-             env=index_env)
-    # --missing-ok: in a pruned clone the archived blobs are promised by the remote, not held here
-    # (every entry comes from `old`'s tree, so none can be truly missing).
-    tree = repo.git("write-tree", "--missing-ok", env=index_env).decode().strip()
+    # The new tree from the old one and the moved paths alone: no index of every archived file.
+    changes: dict[str, tuple[str, str] | None] = {src: None for src, _ in moves if src not in added}
+    changes |= {dst: entries[src] for src, dst in moves if src not in added}
+    changes |= {p: ("100644", repo.store(data)) if data is not None else None for p, data in added.items()}
+    tree = trees.edit(repo, old_tree, changes)
     message = text(entries).rstrip("\n") + f"\n{contract.MACHINE}: {access.machine_id(repo)}\n"
     new = repo.git("commit-tree", tree, "-p", old, input=message.encode("utf-8"),
                    env=identity).decode().strip()
