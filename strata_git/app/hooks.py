@@ -107,6 +107,18 @@ def _commit_time() -> int:
     return int(time.time())
 
 
+def _tree_to_record(repo: Repo, changes: list) -> str:
+    """The tree this commit will record: HEAD's with the staged changes made (what `write-tree`
+    gives, without the full index git 2.39's write-tree makes of a sparse one)."""
+    head = repo.head()
+    if head is None:
+        return repo.git("write-tree").decode().strip()
+    from strata_git.gitio import trees
+
+    base = repo.git("rev-parse", f"{head}^{{tree}}").decode().strip()
+    return trees.edit(repo, base, {c.path: None if c.status == "D" else (c.mode, c.oid) for c in changes})
+
+
 def _pre_commit(repo: Repo, cfg: Config) -> list[str]:
     from strata_git.ops import guard
     from strata_git.store import catalog, index_md
@@ -115,7 +127,7 @@ def _pre_commit(repo: Repo, cfg: Config) -> list[str]:
         problems, changes = guard.check_staged(repo, cfg, catalog.FrontmatterMemo(db))
     if problems:
         return [str(p) for p in problems]
-    tree = repo.git("write-tree").decode().strip()  # the tree this commit will record
+    tree = _tree_to_record(repo, changes)
     index_md.refresh(repo, cfg.max_memory_bytes, ([c.path for c in changes], _commit_time(), tree))
     return []
 

@@ -131,7 +131,7 @@ def name_problems(entries: list) -> list[str]:
 
 def _tracked_copies(repo: Repo) -> list[str]:
     """Tracked files outside the tiers that look like conflict copies (`PATH.conflict-<hex>`)."""
-    out = repo.git("ls-files", "-z").decode("utf-8", "surrogateescape").split("\0")
+    out, _ = repo.tracked()
     return [p for p in out if contract.looks_like_copy(p) and not names.split_path(p)]
 
 

@@ -187,7 +187,7 @@ def alike(repo: Repo, tree: str, paths: Iterable[str], key: Callable[[str], str]
                 if not here:
                     continue
                 path = f"{where}{text}"
-                found.append(path)
+                found.append(f"{path}/" if mode == TREE_MODE else path)  # a folder ends in "/"
                 if mode == TREE_MODE and any(len(c) > depth + 1 for c in here):
                     below.append((f"{path}/", oid, depth + 1, here))
         level = below

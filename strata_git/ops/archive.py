@@ -174,9 +174,9 @@ def _blob_ids(out: bytes) -> list[str]:
 def live_blobs(repo: Repo) -> set[str]:
     """Blobs the checkout needs: in HEAD or the index anywhere outside archive/."""
     live = {e.oid for path, e in repo.ls_tree("HEAD", full_tree=True).items() if not path.startswith("archive/")}
-    for item in repo.git("ls-files", "-s", "-z").decode("utf-8", "surrogateescape").split("\0"):
+    for item in repo.tracked(flags=("-s",))[0]:
         meta, _, path = item.partition("\t")
-        if item and not path.startswith("archive/"):
+        if not path.startswith("archive/"):
             live.add(meta.split(" ")[1])
     return live
 

@@ -200,8 +200,11 @@ def check_staged(repo: Repo, cfg: Config, memo: Memo | None = None) -> tuple[lis
     changes = [c._replace(size=sizes.get(c.oid, 0)) for c in changes]
     small = [oid for oid in readable if sizes[oid] <= cfg.max_memory_bytes]
     blobs = {oid: data for oid, data in zip(small, repo.objects(small), strict=True) if data is not None}
-    staged = ""
-    if any(c.status == "A" and names.split_path(c.path) for c in changes):
-        staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape")
+    staged: list[str] = []
+    added = [c.path for c in changes if c.status == "A" and names.split_path(c.path)]
+    if added:
+        from strata_git.ops import locate
+
+        staged = locate.tracked(repo, added)
     allow = allowlist.load(repo) if cfg.check_secrets else frozenset()
-    return problems(changes, [p for p in staged.split("\0") if p], blobs.__getitem__, cfg, memo, allow), changes
+    return problems(changes, staged, blobs.__getitem__, cfg, memo, allow), changes

@@ -72,8 +72,8 @@ def _parse_types(repo: Repo, oids: list[str]) -> dict[str, str]:
 def _dirty(repo: Repo) -> set[str]:
     """Paths in active/ and cooled/ with staged or unstaged changes, or hidden from status."""
     dirty = {path for _, path in repo.status("active", "cooled", untracked="no")}
-    flagged = repo.git("ls-files", "-v", "-z", "--", "active", "cooled").decode("utf-8", "surrogateescape")
-    dirty |= {item[2:] for item in flagged.split("\0") if item and (item[0].islower() or item[0] == "S")}
+    flagged, _ = repo.tracked("active", "cooled", flags=("-v",))
+    dirty |= {item[2:] for item in flagged if item[0].islower() or item[0] == "S"}
     return dirty
 
 

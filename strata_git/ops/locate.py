@@ -15,13 +15,34 @@ from strata_git.gitio.git import Repo
 Known = tuple[dict[str, list[tuple[str, str]]], dict[str, str]]
 
 
-def known(repo: Repo) -> Known:
+def tracked(repo: Repo, like: list[str] | None = None, flags: tuple[str, ...] = ()) -> list[str]:
+    """The paths in the index under the tiers (`git ls-files FLAGS`), never expanding a sparse
+    index: a pruned clone's archive/ files are read from HEAD's tree instead, all of them, or with
+    `like` (tier paths) only those that differ from one of `like` at most by tier, case or accents
+    (and the folders on their way, ending in "/"), reading only the folders that could hold them."""
+    entries, collapsed = repo.tracked(*names.TIERS, flags=flags)
+    head = repo.head() if collapsed else None
+    if head is None:
+        return entries
+    if like is None:
+        return entries + [p for p in repo.ls_tree(head, *collapsed) if p.split("/", 1)[0] in names.TIERS]
+    from strata_git.gitio import trees
+
+    tree = repo.git("rev-parse", f"{head}^{{tree}}").decode().strip()
+    wanted = [f"{folder}{path.split('/', 1)[1]}" for folder in collapsed for path in like if "/" in path]
+    return entries + [p for p in trees.alike(repo, tree, wanted, names.collision_key)
+                      if "/" in p.rstrip("/") and p not in collapsed]
+
+
+def known(repo: Repo, like: list[str] | None = None) -> Known:
     """Every memory tracked or on disk, by collision key, and every folder holding one; ignored
-    files included (a name must not collide with a file git ignores either)."""
-    out = repo.git("ls-files", "-z", "-c", "-o", "--", *names.TIERS)
+    files included (a name must not collide with a file git ignores either). With `like` (names),
+    a pruned clone's archive/ only as far as it could hold those names (see tracked())."""
+    around = None if like is None else [names.tier_path(tier, name) for name in like for tier in names.TIERS]
+    listed = tracked(repo, around, flags=("-c", "-o"))
     held: dict[str, list[tuple[str, str]]] = {}
     folders: dict[str, str] = {}
-    for path in sorted(set(out.decode("utf-8", "surrogateescape").split("\0"))):
+    for path in sorted(set(listed)):
         where = names.split_path(path)
         if where and where[1].endswith(names.SUFFIX):
             held.setdefault(names.collision_key(where[1]), []).append(where)
@@ -34,7 +55,7 @@ def locate(repo: Repo, name: str, known_names: Known | None = None) -> tuple[str
     """(tier holding the memory or None, normalized name); refuses near-collisions.
     `known_names` is a known() result to reuse when locating many names at once."""
     norm = names.normalize(name)
-    held, folders = known_names or known(repo)
+    held, folders = known_names or known(repo, [norm])
     holders = held.get(names.collision_key(norm), [])
     exact = [tier for tier, other in holders if other == norm]
     if exact:
@@ -85,8 +106,7 @@ def exact_tiers(repo: Repo, items: list[str]) -> dict[str, str]:
     if not paths:
         return {}
     # The whole listing, filtered here: git matches N literal pathspecs against every index entry.
-    out = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape")
-    held = set(out.split("\0"))
+    held = set(tracked(repo, list(paths)))
     found: dict[str, str] = {}
     for path, item in paths.items():  # in TIERS order for each item: active wins, then cooled
         if path in held:

@@ -102,8 +102,10 @@ def _require_movable(repo: Repo, srcs: list[str]) -> None:
     """Cooled or archived files may move if committed and unchanged; an archived one a pruned
     clone keeps out of the working tree (skip-worktree, no file) may too. Two git calls for all."""
     wanted = set(srcs)
-    out = repo.git("ls-files", "-v", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape")
-    flags = {item[2:]: item[0] for item in out.split("\0") if item[2:] in wanted}
+    entries, collapsed = repo.tracked(*names.TIERS, flags=("-v",))
+    flags = {item[2:]: item[0] for item in entries if item[2:] in wanted}
+    # A path inside a folder the sparse index keeps collapsed (archive/) is skip-worktree.
+    flags |= {p: "S" for p in wanted if p not in flags and any(p.startswith(c) for c in collapsed)}
     check = [p for p in srcs if not (flags.get(p) == "S" and p.startswith("archive/")
                                      and not os.path.lexists(os.path.join(repo.root, p)))]
     if not check:

@@ -374,7 +374,8 @@ def commit(repo: Repo, paths: list[str], stage: Callable[[], object], subject: s
 
 def require_clean(repo: Repo, path: str, doing: str) -> None:
     """Refuse unless `path` is committed and unchanged (or absent and not ignored)."""
-    flags = repo.git("ls-files", "-v", "--", path)[:1]
+    listed, _ = repo.tracked(path, flags=("-v",))
+    flags = listed[0][:1].encode() if listed else b""
     if flags.islower() or flags == b"S":  # git would hide changes to it from status
         raise Refused(f"refusing to {doing} {path}: git is told to ignore changes to it "
                       "(assume-unchanged or skip-worktree)",

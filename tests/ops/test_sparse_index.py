@@ -72,10 +72,15 @@ def test_everyday_commands_do_not_expand_the_index(pruned: Path, tmp_path: Path)
         ("status", "--json"),
         ("recall", "notes/m0005", "--json"),
         ("janitor", "--json"),
+        ("janitor", "--now", "2040-01-01", "--json"),  # the recalled one cools again ...
+        ("janitor", "--now", "2041-01-01", "--json"),  # ... and is archived into the collapsed folder
     ]
     expanded = [f"{step[0]}: {cmd}" for step in steps for cmd in _expanding(pruned, tmp_path, *step)]
     assert expanded == [], "\n".join(expanded)
-    assert (pruned / "active/notes/m0005.md").is_file()  # recalled out of the collapsed archive/
+    assert not (pruned / "active/notes/m0005.md").exists() and not (pruned / "cooled/notes/m0005.md").exists()
+    assert "archive/notes/m0005.md" in archived_blobs(pruned)  # recalled, cooled and archived again
+    log = git(pruned, "log", "--format=%s", "-4").stdout.decode()
+    assert "strata: archive" in log and "recall" in log
     assert _sparse_entries(pruned) == ["archive/"]
     assert git(pruned, "status", "--porcelain", "--untracked-files=all").stdout == b""
 

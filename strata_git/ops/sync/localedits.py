@@ -81,13 +81,13 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str,
         return [path for _, path in edits], []
     if run(["var", "GIT_AUTHOR_IDENT"], repo.root, check=False).returncode != 0:
         return [], [{"path": p, "reason": "git does not know who you are, so it cannot commit"} for _, p in edits]
-    from strata_git.ops import guard
+    from strata_git.ops import guard, locate
     from strata_git.store import allowlist
 
     changes = _changes(repo, edits)
     allow = allowlist.load(repo)
-    staged = repo.git("ls-files", "-z", "--", *names.TIERS).decode("utf-8", "surrogateescape").split("\0")
-    staged = sorted({p for p in staged if p} | {c.path for c in changes if c.status == "A"})
+    added = {c.path for c in changes if c.status == "A"}
+    staged = sorted(set(locate.tracked(repo, sorted(added))) | added)
     blobs = dict(zip((c.oid for c in changes if c.status != "D" and c.oid),
                      repo.objects([c.oid for c in changes if c.status != "D" and c.oid]), strict=True))
     def read(oid: str) -> bytes:
@@ -98,7 +98,6 @@ def commit_local(repo: Repo, cfg: Config, dry_run: bool, listed: list[tuple[str,
         found = guard.problems([change], [], read, cfg, allow=allow)
         if found:
             refused[change.path] = str(found[0])
-    added = {c.path for c in changes if c.status == "A"}
     for group in _collisions(staged):
         for path in sorted(set(group) & added):
             refused.setdefault(path, f"{' and '.join(group)}: names that differ only by case or accents collide")
