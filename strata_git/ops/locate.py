@@ -44,8 +44,9 @@ def known(repo: Repo, like: list[str] | None = None) -> Known:
     folders: dict[str, str] = {}
     for path in sorted(set(listed)):
         where = names.split_path(path)
-        if where and where[1].endswith(names.SUFFIX):
-            held.setdefault(names.collision_key(where[1]), []).append(where)
+        if where and where[1].endswith((names.SUFFIX, "/")):  # (a folder tracked() found ends in "/")
+            if not where[1].endswith("/"):
+                held.setdefault(names.collision_key(where[1]), []).append(where)
             for folder in names.folders(where[1]):
                 folders.setdefault(names.collision_key(folder), folder)
     return held, folders

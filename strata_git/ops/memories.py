@@ -46,13 +46,22 @@ def _trailers(action: str, norm: str, via: str) -> dict[str, str]:
     return {contract.ACTION: action, contract.NAME: names.display(norm), contract.VIA: via}
 
 
-def _refresh_index(repo: Repo, cfg: Config, detail: str) -> str:
-    """index.md after a commit; its failure is told, never fatal (the next command catches up)."""
+def _refresh_index(repo: Repo, cfg: Config, detail: str, paths: list[str] | None = None,
+                   commit: str | None = None) -> str:
+    """index.md after `commit`, which changed only `paths`: only their folders are examined again
+    (a full rescan reads every archived memory's row in a pruned clone). Its failure is told,
+    never fatal (the next command catches up)."""
     try:
-        index_md.refresh(repo, cfg.max_memory_bytes)
+        _follow(repo, cfg, paths, commit)
     except Exception as e:  # noqa: BLE001 - committed is done: index.md catches up on the next command
         return f"{detail} (index.md not refreshed: {e})"
     return detail
+
+
+def _follow(repo: Repo, cfg: Config, paths: list[str] | None, commit: str | None) -> None:
+    before = repo.git("rev-parse", "-q", "--verify", f"{commit}^^{{tree}}", check=False).decode().strip() \
+        if paths and commit else ""
+    index_md.refresh(repo, cfg.max_memory_bytes, moved=(paths, before) if paths and before else None)
 
 
 MODES = ("replace", "create", "append")
@@ -108,7 +117,7 @@ def write(repo: Repo, cfg: Config, name: str, content: bytes, *, title: str | No
         commit = txn.commit(repo, [path], stage, f"strata: {verb} {shown}", _trailers(verb.split()[0], norm, via),
                             agent=agent)
         done = "appended to" if mode == "append" and existed else "updated" if existed else "created"
-        return Change("write", norm, path, commit, _refresh_index(repo, cfg, done))
+        return Change("write", norm, path, commit, _refresh_index(repo, cfg, done, [path], commit))
 
 
 def _appended(old: bytes, more: bytes, path: str) -> bytes:
@@ -223,7 +232,7 @@ def forget(repo: Repo, cfg: Config, name: str, via: str = "api", agent: str | No
         paths = [path, held] if repo.in_head(held) and not repo.dirty(held) else [path]
         commit = txn.commit(repo, paths, lambda: repo.git("rm", "-q", "--", *paths), f"strata: forget {shown}",
                             _trailers("forget", norm, via), agent=agent)
-        index_md.refresh(repo, cfg.max_memory_bytes)
+        _follow(repo, cfg, paths, commit)
         return Change("forget", norm, path, commit, f"undo with: git revert {commit[:12]}")
 
 
@@ -261,5 +270,5 @@ def edit(repo: Repo, cfg: Config, name: str, run_editor: Callable[[str], None], 
         # restore=False: a failed commit must never throw away what the user just typed.
         commit = txn.commit(repo, [path], lambda: repo.git("add", "--", path), f"strata: edit {shown}",
                             _trailers("edit", norm, via), restore=False, agent=agent)
-        index_md.refresh(repo, cfg.max_memory_bytes)
+        _follow(repo, cfg, [path], commit)
         return Change("edit", norm, path, commit, "unchanged content" if after == before else "edited")

@@ -99,3 +99,23 @@ def test_an_older_clones_patterns_are_migrated_with_nothing_lost(pruned: Path):
     assert git(pruned, "rev-parse", "HEAD").stdout == head
     assert json.loads(strata(pruned, "list", "--json").stdout) == listed
     assert git(pruned, "status", "--porcelain", "--untracked-files=all").stdout == b""
+
+
+@pytest.mark.slow
+def test_names_that_collide_with_archived_ones_are_still_refused(pruned: Path):
+    """The collapsed archive/ holds names a new memory must not shadow by case or accents: they
+    are looked up in the folders that could hold them."""
+    proc = strata(pruned, "write", "Notes/M0007", "-m", "case twin of an archived memory")
+    assert proc.returncode != 0 and b"differs only by case" in proc.stderr + proc.stdout
+    proc = strata(pruned, "write", "NOTES/brand-new", "-m", "a folder spelled unlike the archived one")
+    assert proc.returncode != 0 and b"folder" in proc.stderr + proc.stdout
+    (pruned / "active/notes").mkdir(parents=True, exist_ok=True)
+    (pruned / "active/notes/M0008.md").write_text("# Twin\n\nBy hand.\n")
+    git(pruned, "add", "active/notes/M0008.md")
+    commit = git(pruned, "-c", "user.name=T", "-c", "user.email=t@e.invalid", "commit", "-qm", "twin", check=False)
+    out = commit.stdout + commit.stderr
+    assert commit.returncode != 0 and b"archive/notes/m0008.md" in out and b"active/notes/M0008.md" in out
+    git(pruned, "reset", "-q")
+    (pruned / "active/notes/M0008.md").unlink()
+    assert strata(pruned, "write", "notes/fresh", "-m", "no twin anywhere").returncode == 0
+    assert _sparse_entries(pruned) == ["archive/"]
