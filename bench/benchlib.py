@@ -93,3 +93,21 @@ def hermetic_process(tmp: Path) -> dict[str, str]:
     os.environ.clear()
     os.environ.update(env)
     return env
+
+
+def git_daemon(base: Path) -> tuple[subprocess.Popen, int]:
+    """`git daemon` serving every repository under `base` (pushes allowed) on a free 127.0.0.1 port."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all",
+                             "--enable=receive-pack", "--listen=127.0.0.1", f"--port={port}", str(base)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc, port
+        time.sleep(0.05)
+    sys.exit("git daemon did not start")

@@ -52,7 +52,7 @@ from multiprocessing import Pool
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import BIN, USER, hermetic_env, progress, sh
+from benchlib import BIN, USER, git_daemon, hermetic_env, progress, sh
 
 STRATA = str(BIN / "git-strata")
 DAY = 86400
@@ -354,21 +354,6 @@ def measure(label: str, remote_url: str, made: dict, base: Path, env: dict[str, 
     return found
 
 
-def _daemon(base: Path) -> tuple[subprocess.Popen, int]:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all",
-                             "--listen=127.0.0.1", f"--port={port}", str(base)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, port
-        time.sleep(0.05)
-    sys.exit("git daemon did not start")
 
 
 ROWS = [("clone_s", "git strata clone (s)"), ("index_bytes", "index file (bytes)"),
@@ -398,7 +383,7 @@ def main() -> None:
     home = base / "home"
     home.mkdir()
     env = hermetic_env(home)
-    daemon, port = _daemon(base)
+    daemon, port = git_daemon(base)
     results = []
     try:
         for label, archived in (("baseline", args.baseline), ("large", args.archived)):

@@ -28,27 +28,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import BIN, emit, hermetic_env, progress, sh
+from benchlib import BIN, emit, git_daemon, hermetic_env, progress, sh
 
 GOAL = 1.5
 ROUNDS = ("no change", "bring 100", "send 100", "both 100")
 
 
-def _daemon(base: Path) -> tuple[subprocess.Popen, int]:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all",
-                             "--enable=receive-pack", "--listen=127.0.0.1", f"--port={port}", str(base)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, port
-        time.sleep(0.05)
-    sys.exit("git daemon did not start")
 
 
 def _edit(clone: Path, env: dict, names: list[str], stamp: str) -> None:
@@ -93,7 +78,7 @@ def run(memories: int, samples: int) -> dict:
     env = hermetic_env(tmp / "home")
     progress(f"building {memories} memories")
     paths = build(tmp, memories, env)
-    daemon, port = _daemon(paths["served"])
+    daemon, port = git_daemon(paths["served"])
     try:
         url = {kind: f"git://127.0.0.1:{port}/{kind}.git" for kind in ("strata", "plain")}
         for name, kind in (("a", "strata"), ("wa", "strata"), ("p", "plain"), ("wp", "plain")):

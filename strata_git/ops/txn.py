@@ -40,7 +40,7 @@ from strata_git.core.config import Config
 from strata_git.errors import Refused
 from strata_git.gitio import partial, procs, safefs, trees
 from strata_git.gitio.git import Repo, run
-from strata_git.store import access, index_md, shadow
+from strata_git.store import access
 
 JOURNAL, INDEX = contract.JOURNAL, contract.TXN_INDEX
 # The temporary index is private to the janitor, which holds the repository lock: a lock file
@@ -431,5 +431,7 @@ def follow_head(repo: Repo, cfg: Config, since: str | None = None, paths: list[s
     moved = None
     if since and paths is not None:
         moved = (paths, repo.git("rev-parse", f"{since}^{{tree}}").decode().strip())
+    from strata_git.store import index_md, shadow  # here: a sync with nothing new never needs them
+
     index_md.refresh(repo, cfg.max_memory_bytes, moved=moved)
     shadow.refresh(repo)

@@ -267,23 +267,31 @@ def find(repo: Repo, blobs: list[str], commits: list[str] | None = None, choice:
         return {}, []
     mine = held.get(own_ref(repo))
     if len(blobs) * len(commits) > 4000:
-        wanted = set(blobs)
-        own = {n for notes in listing(repo, [mine]).values() for n in notes} if mine in commits else set()
-        wanted_notes = {b: n for b, n in listing(repo, commits).items() if b in wanted}
-        return load(repo, wanted_notes, choice._replace(own=frozenset(own)))
+        wanted_notes, own_notes = candidates(repo, blobs, commits)
+        return load(repo, wanted_notes, choice._replace(own=own_notes))
     names = [f"{c}:{_path(b)}" for b in blobs for c in commits]
     texts = dict(zip(names, repo.objects(names), strict=True))
-    candidates: dict[str, dict[str, bytes]] = {}
-    own = set()
+    held_notes: dict[str, dict[str, bytes]] = {}
+    mine_held = set()
     for b in blobs:
         for c in commits:
             raw = texts[f"{c}:{_path(b)}"]
             if raw is not None:
                 note = _oid(raw)
-                candidates.setdefault(b, {})[note] = raw
+                held_notes.setdefault(b, {})[note] = raw
                 if c == mine:
-                    own.add(note)
-    return _choose(candidates, choice._replace(own=frozenset(own)))
+                    mine_held.add(note)
+    return _choose(held_notes, choice._replace(own=frozenset(mine_held)))
+
+
+def candidates(repo: Repo, blobs: list[str], commits: list[str]) -> tuple[dict[str, list[str]], frozenset[str]]:
+    """({blob: its candidate note ids} for those of `blobs` that `commits` hold, the note ids on
+    this machine's own ref): from one listing of each ref's tree, no note read. load() then reads
+    them in parts as large as the caller likes."""
+    mine = refs(repo).get(own_ref(repo))
+    wanted = set(blobs)
+    own = {n for notes in listing(repo, [mine]).values() for n in notes} if mine in commits else set()
+    return {b: n for b, n in listing(repo, commits).items() if b in wanted}, frozenset(own)
 
 
 def _oid(raw: bytes) -> str:

@@ -54,6 +54,8 @@ class Row(NamedTuple):
 
 # -- where rows come from ------------------------------------------------------------------
 
+CHUNK = 20_000  # archived memories made into rows at a time (about 40 MB of records and tokens)
+
 def _archived(repo: Repo, commit: str) -> dict[str, str]:
     """{path: blob id} of every memory under archive/ at `commit` (no blob is read)."""
     return {path: e.oid for path, e in repo.ls_tree(commit, "archive", full_tree=True).items()
@@ -135,22 +137,38 @@ def _choice(repo: Repo, archived: dict[str, str], commits: dict[str, str]) -> re
 
 
 def _made(repo: Repo, archived: dict[str, str], head: str, refs: dict[str, str],
-          commits: dict[str, str] | None = None) -> tuple[list[tuple[Row, Counter[str]]], list[str]]:
-    """Rows (with their body tokens) for {path: blob}, from records, else old trailers, else the name."""
-    blobs = set(archived.values())
-    found, warnings = records.find(repo, sorted(blobs), sorted(set(refs.values())),
-                                   _choice(repo, archived, commits or {}))
-    legacy = _legacy(repo, [head], blobs - found.keys()) if head else {}
-    made = []
-    for path, blob in sorted(archived.items()):
-        commit = (commits or {}).get(path, "")
-        if blob in found:
-            made.append(_from_record(path, found[blob], commit))
-        elif blob in legacy:
-            made.append(_from_legacy(path, blob, commit or legacy[blob][0], legacy[blob][1]))
+          commits: dict[str, str] | None = None, warnings: list[str] | None = None
+          ) -> Iterator[list[tuple[Row, Counter[str]]]]:
+    """Rows (with their body tokens) for {path: blob}, from records, else old trailers, else the
+    name, in parts of at most CHUNK: a million archived memories' records never sit in memory at
+    once (the notes are listed once; each part reads its own). Warnings go to `warnings`."""
+    commits = commits or {}
+    warnings = [] if warnings is None else warnings
+    heads = sorted(set(refs.values()))
+    choice = _choice(repo, archived, commits)
+    items = sorted(archived.items())
+    many = len(archived) * len(heads) > 4000
+    notes, own = records.candidates(repo, sorted(set(archived.values())), heads) if many and heads else ({}, None)
+    for start in range(0, len(items), CHUNK):
+        part = items[start:start + CHUNK]
+        blobs = {blob for _, blob in part}
+        if own is None:
+            found, warned = records.find(repo, sorted(blobs), heads, choice)
         else:
-            made.append((Row(path, blob, commit, "", "note", (), 0, "", "name"), Counter()))
-    return made, warnings
+            found, warned = records.load(repo, {b: notes[b] for b in sorted(blobs) if b in notes},
+                                         choice._replace(own=own))
+        warnings += warned
+        legacy = _legacy(repo, [head], blobs - found.keys()) if head else {}
+        made = []
+        for path, blob in part:
+            commit = commits.get(path, "")
+            if blob in found:
+                made.append(_from_record(path, found[blob], commit))
+            elif blob in legacy:
+                made.append(_from_legacy(path, blob, commit or legacy[blob][0], legacy[blob][1]))
+            else:
+                made.append((Row(path, blob, commit, "", "note", (), 0, "", "name"), Counter()))
+        yield made
 
 
 # -- writing rows ----------------------------------------------------------------------------
@@ -244,14 +262,15 @@ def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     refs = records.refs(repo) if refs is None else refs
     archived = _archived(repo, head) if head else {}
     catalog.affordable(len(archived), "the shadow index")
-    made, warnings = _made(repo, archived, head, refs, _commits(repo, head, list(archived)) if head else {})
+    warnings: list[str] = []
     db.execute("INSERT INTO docs (docs) VALUES ('delete-all')")
     db.execute("DELETE FROM archived")
     catalog.reinsert_live(db)
-    _insert(db, made)
+    for made in _made(repo, archived, head, refs, _commits(repo, head, list(archived)) if head else {}, warnings):
+        _insert(db, made)
     catalog.compact(db)
     _set_state(db, head, refs, warnings)
-    return len(made)
+    return len(archived)
 
 
 def build(repo: Repo, commit: str | None) -> int:
@@ -273,9 +292,11 @@ def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[
         if c.status != "D" and c.new_mode != "160000":
             added[c.path] = c.new_oid
     catalog.affordable(len(added), "the shadow index")
-    made, warnings = _made(repo, added, new, refs, _commits(repo, f"{old}..{new}", list(added)) if added else {})
+    warnings: list[str] = []
     _delete(repo, db, gone)
-    _insert(db, made)
+    for made in _made(repo, added, new, refs, _commits(repo, f"{old}..{new}", list(added)) if added else {},
+                      warnings):
+        _insert(db, made)
     if len(gone) >= catalog.COMPACT_AFTER:
         catalog.compact(db)
     _set_state(db, new, refs, warnings or None)
@@ -290,8 +311,7 @@ def _upgrade(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     commits = {p: c for p, _, c, _ in rows}
     catalog.affordable(len(lacking), "the shadow index")
     warnings: list[str] = []
-    if lacking:
-        made, warnings = _made(repo, lacking, head, refs, {p: commits[p] for p in lacking})
+    for made in _made(repo, lacking, head, refs, {p: commits[p] for p in lacking}, warnings) if lacking else ():
         better = [(r, body) for r, body in made if r.source == "record"]
         _delete(repo, db, [r.path for r, _ in better])
         _insert(db, better)
