@@ -15,11 +15,18 @@ Every sample, in alternating order, times the same round on both:
   (git-strata makes a merge commit; plain git rebases the local commit).
 
 The goal is git-strata within 1.5x of plain git for each round.
+
+`--machines N` first makes N-1 other machines share the git-strata remote: each is a
+`git strata clone` that reads three memories and writes one, and syncs (its access ref, and its
+memory on the branch), and holds a shadow ref of 20 records of its own; `a` then syncs them
+all in before the rounds. A traced no-change sync (GIT_TRACE_PACKET) then counts what the
+fetch negotiation sent: the refs the server listed, the wants and the haves.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import statistics
 import subprocess
 import sys
@@ -28,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import BIN, emit, git_daemon, hermetic_env, progress, sh
+from benchlib import BIN, USER, emit, git_daemon, hermetic_env, progress, sh
 
 GOAL = 1.5
 ROUNDS = ("no change", "bring 100", "send 100", "both 100")
@@ -72,7 +79,48 @@ def build(tmp: Path, memories: int, env: dict) -> dict[str, Path]:
     return {"seed": seed, "served": served}
 
 
-def run(memories: int, samples: int) -> dict:
+def _machines(tmp: Path, url: str, count: int, names: list[str], env: dict) -> None:
+    """count other machines on the remote, each with its access ref, shadow ref and one memory."""
+    strata = str(BIN / "git-strata")
+    for k in range(count):
+        progress(f"machine {k + 1}/{count}")
+        clone = tmp / "machines" / f"m{k:02d}"
+        sh([strata, "clone", url, str(clone)], tmp, env)
+        for name in names[k * 3:k * 3 + 3]:
+            sh([strata, "read", name[len("active/"):-3]], clone, env)
+        sh([strata, "write", f"machines/m{k:02d}", "-m", f"Machine {k} was here."], clone, env)
+        _shadow_records(clone, [clone / n for n in names[k * 20:k * 20 + 20]])
+        sh([strata, "sync"], clone, env)
+
+
+def _shadow_records(clone: Path, files: list[Path]) -> None:
+    """Shadow records of `files` on the clone's own shadow ref, as its janitor would write them."""
+    from strata_git.gitio.git import discover
+    from strata_git.store import records
+
+    made = {}
+    for path in files:
+        raw = path.read_bytes()
+        blob = hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+        made[blob] = records.make(raw, blob)
+    records.write(discover(str(clone)), made, USER)
+
+
+def _negotiation(clone: Path, env: dict) -> dict[str, int]:
+    """What one no-change `git strata sync` sent and received in the fetch: packet lines by kind."""
+    trace = clone.parent / "packet.trace"
+    trace.unlink(missing_ok=True)
+    sh([str(BIN / "git-strata"), "sync"], clone, {**env, "GIT_TRACE_PACKET": str(trace)})
+    lines = trace.read_text(errors="replace").splitlines() if trace.exists() else []
+    fetch = [line for line in lines if "fetch<" in line or "fetch>" in line]
+    listed = sum(1 for line in fetch if "fetch<" in line and " refs/" in line)
+    return {"packet_lines": len(fetch), "refs_listed": listed,
+            "wants": sum(1 for line in fetch if "fetch> want " in line),
+            "haves": sum(1 for line in fetch if "fetch> have " in line),
+            "ref_prefixes": sum(1 for line in fetch if "fetch> ref-prefix " in line)}
+
+
+def run(memories: int, samples: int, machines: int = 1) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="strata-bench-sync-"))
     (tmp / "home").mkdir()
     env = hermetic_env(tmp / "home")
@@ -87,6 +135,12 @@ def run(memories: int, samples: int) -> dict:
         sh([str(BIN / "git-strata"), "sync"], tmp / "a", env)
         sh(["git", "pull", "-q", "--rebase"], tmp / "p", env)
         names = sorted(str(p.relative_to(tmp / "seed")) for p in (tmp / "seed" / "active").rglob("*.md"))
+        if machines > 1:
+            _machines(tmp, url["strata"], machines - 1, names, env)
+            sh([str(BIN / "git-strata"), "sync"], tmp / "a", env)
+            sh(["git", "pull", "-q", "--rebase"], tmp / "wa", env)
+            for reader in ("p", "wp"):  # plain git gets the same commits on its branch
+                sh(["git", "pull", "-q", "--rebase"], tmp / reader, env)
         strata_cmd = [str(BIN / "git-strata"), "sync"]
         plain_cmd = ["sh", "-c", "git pull -q --rebase && git push -q"]
         times: dict[str, dict[str, list[float]]] = {r: {"git-strata": [], "plain git": []} for r in ROUNDS}
@@ -111,11 +165,14 @@ def run(memories: int, samples: int) -> dict:
                         times[round_][label].append(elapsed)
         same = sh(["git", "rev-parse", "HEAD^{tree}"], tmp / "a", env) == sh(["git", "rev-parse", "HEAD^{tree}"],
                                                                                  tmp / "p", env)
+        negotiation = _negotiation(tmp / "a", env)
+        refs = len(sh(["git", "ls-remote", url["strata"]], tmp, env).splitlines())
     finally:
         daemon.terminate()
         daemon.wait()
     result = {"memories": memories, "samples": samples, "transport": "git daemon on 127.0.0.1",
-              "same_tree_at_the_end": same, "rounds": {}}
+              "machines": machines, "refs_on_remote": refs, "negotiation": negotiation,
+              "same_tree_at_the_end": same and machines == 1, "rounds": {}}
     for round_, by in times.items():
         s, p = statistics.median(by["git-strata"]), statistics.median(by["plain git"])
         result["rounds"][round_] = {"git_strata_ms": round(s, 1), "plain_git_ms": round(p, 1),
@@ -125,21 +182,27 @@ def run(memories: int, samples: int) -> dict:
 
 
 def report(result: dict) -> None:
-    print(f"sync over {result['transport']}, {result['memories']} memories, median of {result['samples']} samples")
+    print(f"sync over {result['transport']}, {result['memories']} memories, {result['machines']} machine(s) "
+          f"({result['refs_on_remote']} refs on the remote), median of {result['samples']} samples")
     print(f"{'round':<12}{'git strata sync':>18}{'pull --rebase && push':>24}{'ratio':>8}  goal <= {GOAL}x")
     for round_, r in result["rounds"].items():
         print(f"{round_:<12}{r['git_strata_ms']:>15.1f} ms{r['plain_git_ms']:>21.1f} ms{r['ratio']:>7.2f}x  "
               f"{'met' if r['met'] else 'MISSED'}")
-    print(f"trees equal at the end: {result['same_tree_at_the_end']}")
+    n = result["negotiation"]
+    print(f"a no-change sync's fetch: {n['packet_lines']} packet lines, {n['refs_listed']} refs listed, "
+          f"{n['ref_prefixes']} ref prefixes asked, {n['wants']} wants, {n['haves']} haves")
+    if result["machines"] == 1:
+        print(f"trees equal at the end: {result['same_tree_at_the_end']}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--samples", type=int, default=7)
+    parser.add_argument("--machines", type=int, default=1, help="machines sharing the remote (see above)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = run(args.memories, args.samples)
+    result = run(args.memories, args.samples, args.machines)
     emit(result, args.json, report, result["folder"])
 
 

@@ -328,17 +328,27 @@ class Repo(NamedTuple):
         re-enter it (`--no-verify` alone still runs prepare-commit-msg and post-commit).
         """
         old = self.head()
-        if old is not None:
+        midway = any(os.path.exists(os.path.join(self.git_dir, m)) for m in ("MERGE_HEAD", "CHERRY_PICK_HEAD",
+                                                                             "REVERT_HEAD"))
+        if old is not None and not midway and not self.tracked(*paths, flags=("-u",))[0]:
             # What `git commit -- PATHS` does, without the index of every file it builds (git 2.39
-            # expands a sparse index for it): HEAD's tree with exactly these paths as staged.
+            # expands a sparse index for it): the paths as the working tree has them staged, then
+            # HEAD's tree with exactly those paths changed. (Mid-merge or over a conflict, git's own
+            # refusal below says what to do.)
             from strata_git.gitio import trees
 
+            present = [p for p in paths if os.path.lexists(os.path.join(self.root, p))]
+            gone = [p for p in paths if p not in present]
+            if present:
+                self.git("add", "-A", "--", *present)
+            if gone:
+                self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", *gone)
             entries, _ = self.tracked(*paths, flags=("-s",))
             staged: dict[str, tuple[str, str] | None] = dict.fromkeys(paths)
             for item in entries:
                 meta, _, path = item.partition("\t")
-                mode, oid, stage = meta.split(" ")
-                if path in staged and stage == "0":
+                if path in staged:
+                    mode, oid, _ = meta.split(" ")
                     staged[path] = (mode, oid)
             base = self.git("rev-parse", f"{old}^{{tree}}").decode().strip()
             tree = trees.edit(self, base, staged)
