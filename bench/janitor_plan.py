@@ -250,7 +250,7 @@ class History:
     def janitor_commit(self, when: int) -> bytes | None:
         """A janitor cycle at `when`: one rename commit, its message made by git-strata itself."""
         from strata_git.core import rules
-        from strata_git.ops import txn
+        from strata_git.ops import janitor
 
         states = []
         while self.due and self.due[0][0] <= when:
@@ -272,7 +272,7 @@ class History:
             self._schedule(i)
         self.counts["janitor_commits"] += 1
         who = (self.cfg.janitor_name, self.cfg.janitor_email)
-        return self._header(when, who, txn.message(plan), None) + b"".join(ops)
+        return self._header(when, who, janitor.message(plan), None) + b"".join(ops)
 
     def stream(self, out) -> None:
         """The whole history into `out` (fast-import's stdin)."""

@@ -337,12 +337,9 @@ class Repo(NamedTuple):
             # refusal below says what to do.)
             from strata_git.gitio import trees
 
-            present = [p for p in paths if os.path.lexists(os.path.join(self.root, p))]
-            gone = [p for p in paths if p not in present]
-            if present:
-                self.git("add", "-A", "--", *present)
-            if gone:
-                self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", *gone)
+            # (update-index, unlike add, stages a path whatever .gitignore says, as commit does)
+            self.git("update-index", "--add", "--remove", "-z", "--stdin",
+                     input="".join(f"{p}\0" for p in paths).encode("utf-8", "surrogateescape"))
             entries, _ = self.tracked(*paths, flags=("-s",))
             staged: dict[str, tuple[str, str] | None] = dict.fromkeys(paths)
             for item in entries:

@@ -132,6 +132,9 @@ def edit(repo: Repo, tree: str, changes: Mapping[str, tuple[str, str] | None]) -
 
     def build(node: _Node, where: str) -> str | None:
         merged = dict(node.entries)
+        for name, new in node.files.items():  # deletions first: a file and a folder may swap places
+            if new is None:
+                merged.pop(name, None)
         for name, child in node.folders.items():
             if name in merged and merged[name][0] != TREE_MODE:
                 raise GitFailed(f"cannot write under {where}{name.decode('utf-8', 'replace')}: a file stands there",
@@ -143,12 +146,11 @@ def edit(repo: Repo, tree: str, changes: Mapping[str, tuple[str, str] | None]) -
                 merged[name] = (TREE_MODE, oid)
         for name, new in node.files.items():
             if new is None:
-                merged.pop(name, None)
-            elif merged.get(name, ("", ""))[0] == TREE_MODE and name not in node.folders:
+                continue
+            if merged.get(name, ("", ""))[0] == TREE_MODE:
                 raise GitFailed(f"cannot write {where}{name.decode('utf-8', 'replace')}: a folder stands there",
                                 "move or delete that folder first")
-            else:
-                merged[name] = new
+            merged[name] = new
         if not merged:
             return None
         oid, _ = _object_id(merged, algo)

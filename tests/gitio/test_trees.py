@@ -90,3 +90,14 @@ def test_blobs_this_clone_does_not_hold_may_be_named(tmp_path: Path):
     absent = ("100644", "1" * 40)
     new = trees.edit(repo, tree, {"archive/gone.md": absent})
     assert trees.entries(repo, new, ["archive/gone.md"]) == {"archive/gone.md": absent}
+
+
+def test_a_file_and_a_folder_of_one_name_may_swap_places(tmp_path: Path):
+    repo, tree = _repo(tmp_path, {"active/a": b"file a", "active/f/b.md": b"b"})
+    blob = ("100644", repo.store(b"z"))
+    into_folder = trees.edit(repo, tree, {"active/a": None, "active/a/x.md": blob})
+    assert into_folder == _through_an_index(repo, tree, {"active/a": None, "active/a/x.md": blob}, tmp_path)
+    into_file = trees.edit(repo, tree, {"active/f/b.md": None, "active/f": blob})
+    assert repo.git("ls-tree", "-r", "--name-only", into_file).decode().split() == ["active/a", "active/f"]
+    with pytest.raises(GitFailed, match="a folder stands there"):  # the folder keeps a file: never dropped
+        trees.edit(repo, tree, {"active/f": blob, "active/f/c.md": blob})

@@ -388,23 +388,15 @@ def _one(found: dict[str, Version]) -> Version | None:
 
 
 def _write_tree(repo: Repo, ours: str, edits: dict[str, Version | None]) -> str:
-    import tempfile
+    """Our tree with the merge's edits made, editing only the folders on the way to them (no index
+    of every archived file). Removals go first, so a file and a folder of one name may swap places;
+    a version that would replace a folder (or the reverse) is refused, never silently dropped."""
+    from strata_git.errors import GitFailed, Refused
+    from strata_git.gitio import trees
 
-    with tempfile.TemporaryDirectory(prefix="strata-merge-") as tmp:
-        env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
-        repo.git("read-tree", ours, env=env)
-        lines = [f"{v.mode} {v.blob}\t{p}\0" if v else f"0 {ZERO}\t{p}\0" for p, v in sorted(edits.items())]
-        # Removals first: a file and a folder of the same name may swap places.
-        lines.sort(key=lambda line: not line.startswith("0 "))
-        repo.git("update-index", "-z", "--index-info", input="".join(lines).encode("utf-8", "surrogateescape"),
-                 env=env)
-        # A safety net: git replaces a file by a folder of the same name (or the reverse) without a
-        # word; every version the merge meant to keep must be in the index it writes.
-        held = set(repo.git("ls-files", "-z", env=env).decode("utf-8", "surrogateescape").split("\0"))
-        lost = sorted(p for p, v in edits.items() if v is not None and p not in held)
-        if lost:
-            from strata_git.errors import Refused
-
-            raise Refused(f"the merge would drop {lost[0]} (a file and a folder of one name); nothing was changed",
-                          "rename one of them on either machine, then sync again")
-        return repo.git("write-tree", "--missing-ok", env=env).decode().strip()
+    tree = repo.git("rev-parse", f"{ours}^{{tree}}").decode().strip()
+    try:
+        return trees.edit(repo, tree, {p: (v.mode, v.blob) if v else None for p, v in edits.items()})
+    except GitFailed as e:
+        raise Refused(f"the merge would drop a version ({e.message}: a file and a folder of one name); nothing "
+                      "was changed", "rename one of them on either machine, then sync again") from None
