@@ -265,7 +265,8 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, byt
         out.seek(0)
         err.seek(0)
         if proc.returncode != 0:
-            sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{err.read().decode(errors='replace')}")
+            sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{out.read().decode(errors='replace')}"
+                     f"{err.read().decode(errors='replace')}")
         return wall, usage.ru_maxrss // 1024, out.read()
 
 
@@ -393,6 +394,7 @@ def main() -> None:
             _, made = generate(where, archived, args.active, args.commits, env)
             results.append(measure(label, f"git://127.0.0.1:{port}/{label}/remote.git", made, where, env,
                                    args.samples))
+            print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # a long run's figures as they come
     finally:
         daemon.terminate()
         daemon.wait()
