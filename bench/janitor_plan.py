@@ -7,7 +7,7 @@ daily janitor whose rename commits carry `Strata-Move:` trailers exactly as
 in one run and with the variants interleaved round-robin so machine noise falls on each alike:
 
   a. a full plan with a cold history cache (in-process `vault.janitor(dry_run=True)` after
-     deleting `<git dir>/strata/changes.json`);
+     deleting `<git dir>/strata/changes.cache`);
   b. the naive baseline: one `git log -1 --format=%ct -- <path>` per memory, sampled and
      extrapolated to every memory at HEAD;
   c. one raw `git log --no-renames --name-only --format=%x01%ct HEAD` pass (output discarded);
@@ -451,7 +451,7 @@ def order_tree(rows: list[dict]) -> list[dict]:
 
 
 def changes_cache(root: Path) -> Path:
-    return root / ".git" / "strata" / "changes.json"
+    return root / ".git" / "strata" / "changes.cache"
 
 
 def cold(root: Path) -> None:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 from typing import NamedTuple
 
 from strata_git.core import contract, untrusted
 from strata_git.core.names import SUFFIX, split_path
 from strata_git.gitio.git import Repo
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # a JSON header line, the names joined by NUL, then their times as int64s
 _FORMAT = f"--format=%x01%H %ct {contract.log_field(contract.MOVE, '%x1e')}"
 
 
@@ -65,14 +66,36 @@ def _moved(commit: str, trailers: str, skipped: list[str]) -> set[str]:
 
 
 def _load(path: str) -> dict | None:
+    """The cache, or None when it is missing, of another version or damaged (then history is read
+    again). Names and times are stored apart, not as JSON: at a million memories JSON took 0.8 s to
+    read and 0.5 s to write on every commit."""
     try:
         with open(path, "rb") as f:
-            data = json.loads(f.read())
-    except (OSError, ValueError):
+            line, _, rest = f.read().partition(b"\n")
+        data = json.loads(line)
+        if not (isinstance(data, dict) and data.get("version") == CACHE_VERSION and isinstance(data.get("head"), str)
+                and isinstance(data.get("skipped"), list) and type(data.get("count")) is int
+                and type(data.get("names")) is int and 0 <= data["names"] <= len(rest)):
+            return None
+        stamps = array("q")
+        stamps.frombytes(rest[data["names"]:])
+        names = rest[:data["names"]].decode("utf-8", "surrogateescape").split("\0") if data["count"] else []
+    except (OSError, ValueError, UnicodeDecodeError):
         return None
-    ok = isinstance(data, dict) and data.get("version") == CACHE_VERSION and isinstance(data.get("times"), dict) \
-        and isinstance(data.get("skipped"), list) and isinstance(data.get("head"), str)
-    return data if ok else None
+    if len(names) != data["count"] or len(stamps) != data["count"]:
+        return None
+    data["times"] = dict(zip(names, stamps, strict=True))
+    return data
+
+
+def _save(path: str, head: str, times: dict[str, int], skipped: list[str]) -> None:
+    names = "\0".join(times).encode("utf-8", "surrogateescape")
+    header = json.dumps({"version": CACHE_VERSION, "head": head, "skipped": skipped, "count": len(times),
+                         "names": len(names)}, ensure_ascii=False).encode("utf-8")
+    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"  # threads of one process too
+    with open(tmp, "wb") as f:
+        f.write(header + b"\n" + names + array("q", times.values()).tobytes())
+    os.replace(tmp, path)
 
 
 class Head(NamedTuple):
@@ -107,11 +130,7 @@ def last_changed(repo: Repo, at: Head | None) -> dict[str, int]:
         _scan(repo, at.commit, times, skipped)
     skipped = skipped[-untrusted.MAX_WARNINGS:]
     _report(skipped)
-    tmp = f"{cache_path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"  # threads of one process too
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"version": CACHE_VERSION, "head": at.commit, "times": times, "skipped": skipped},
-                           ensure_ascii=False))
-    os.replace(tmp, cache_path)
+    _save(cache_path, at.commit, times, skipped)
     return times
 
 

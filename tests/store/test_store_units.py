@@ -82,6 +82,25 @@ def test_last_changed_is_the_last_commit_that_touched_each_memory(tmp_path: Path
                        cwd=root, env=env, check=True)
     times = history.last_changed(repo, history.head(repo))
     assert times == {"a.md": 1_700_172_800, "b.md": 1_700_086_400}
+    cache = os.path.join(repo.state_dir(), contract.CHANGES)
+    assert history.last_changed(repo, history.head(repo)) == times  # read back from the cache
+    with open(cache, "rb") as f:
+        whole = f.read()
+    for damaged in (whole[:-3], whole + b"\0\0\0\0\0\0\0\0", b"not a header\n" + whole, b"", b'{"version": 4}\n'):
+        with open(cache, "wb") as f:
+            f.write(damaged)
+        assert history.last_changed(repo, history.head(repo)) == times  # history read again, never a crash
+
+
+def test_the_last_change_cache_keeps_any_name(tmp_path: Path):
+    names = {"plain.md": 1, "with space/é.md": 2**40, "tab\there.md": 0, "\udcff-not-utf8.md": 1_700_000_000}
+    path = str(tmp_path / "cache")
+    history._save(path, "a" * 40, names, ["a warning"])
+    found = history._load(path)
+    assert found is not None and found["times"] == names and found["head"] == "a" * 40
+    assert found["skipped"] == ["a warning"]
+    history._save(path, "b" * 40, {}, [])
+    assert history._load(path)["times"] == {}
 
 
 def test_the_extractive_summary_keeps_the_opening_of_the_body():
