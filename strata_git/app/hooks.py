@@ -110,13 +110,13 @@ def _commit_time() -> int:
 def _tree_to_record(repo: Repo, changes: list) -> str:
     """The tree this commit will record: HEAD's with the staged changes made (what `write-tree`
     gives, without the full index git 2.39's write-tree makes of a sparse one)."""
-    head = repo.head()
-    if head is None:
-        return repo.git("write-tree").decode().strip()
     from strata_git.gitio import trees
+    from strata_git.store import history
 
-    base = repo.git("rev-parse", f"{head}^{{tree}}").decode().strip()
-    return trees.edit(repo, base, {c.path: None if c.status == "D" else (c.mode, c.oid) for c in changes})
+    at = history.head(repo)  # (commit and tree in one git call)
+    if at is None:
+        return repo.git("write-tree").decode().strip()
+    return trees.edit(repo, at.tree, {c.path: None if c.status == "D" else (c.mode, c.oid) for c in changes})
 
 
 def _pre_commit(repo: Repo, cfg: Config) -> list[str]:

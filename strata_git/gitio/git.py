@@ -270,6 +270,10 @@ class Repo(NamedTuple):
                 found[path] = TreeEntry(*parts)
         return found
 
+    def tree_of(self, rev: str) -> str:
+        """The id of `rev`'s tree (a commit id, or any revision git understands)."""
+        return self.git("rev-parse", "--verify", "--end-of-options", f"{rev}^{{tree}}").decode().strip()
+
     def tree_entries(self, commit: str, paths: list[str]) -> dict[str, tuple[str, str]]:
         """{path: (mode, blob id)} of exactly `paths` at `commit`. Many paths: read just the folders
         on the way to them (git matches each literal pathspec against every entry: 600 of them cost
@@ -279,8 +283,7 @@ class Repo(NamedTuple):
         if len(paths) > 20:
             from strata_git.gitio import trees
 
-            tree = self.git("rev-parse", "--verify", "--end-of-options", f"{commit}^{{tree}}").decode().strip()
-            return trees.entries(self, tree, paths)
+            return trees.entries(self, self.tree_of(commit), paths)
         return {p: (e.mode, e.oid) for p, e in self.ls_tree(commit, *paths, recursive=False).items()}
 
     def names_in(self, commit: str, paths: list[str]) -> set[str]:
@@ -347,7 +350,7 @@ class Repo(NamedTuple):
                 if path in staged:
                     mode, oid, _ = meta.split(" ")
                     staged[path] = (mode, oid)
-            base = self.git("rev-parse", f"{old}^{{tree}}").decode().strip()
+            base = self.tree_of(old)
             tree = trees.edit(self, base, staged)
             if tree != base:
                 message = f"{subject.strip()}\n\n{body.strip()}\n"

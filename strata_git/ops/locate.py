@@ -28,10 +28,10 @@ def tracked(repo: Repo, like: list[str] | None = None, flags: tuple[str, ...] = 
         return entries + [p for p in repo.ls_tree(head, *collapsed) if p.split("/", 1)[0] in names.TIERS]
     from strata_git.gitio import trees
 
-    tree = repo.git("rev-parse", f"{head}^{{tree}}").decode().strip()
     wanted = [f"{folder}{path.split('/', 1)[1]}" for folder in collapsed for path in like if "/" in path]
-    return entries + [p for p in trees.alike(repo, tree, wanted, names.collision_key)
-                      if "/" in p.rstrip("/") and p not in collapsed]
+    # (alike() also finds the collapsed folders themselves, "archive/": they name no memory)
+    return entries + [p for p in trees.alike(repo, repo.tree_of(head), wanted, names.collision_key)
+                      if "/" in p.rstrip("/")]
 
 
 def known(repo: Repo, like: list[str] | None = None) -> Known:

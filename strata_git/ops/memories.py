@@ -59,6 +59,7 @@ def _refresh_index(repo: Repo, cfg: Config, detail: str, paths: list[str] | None
 
 
 def _follow(repo: Repo, cfg: Config, paths: list[str] | None, commit: str | None) -> None:
+    """index.md brought from `commit`'s parent to it through `paths` (a root commit: rescanned)."""
     before = repo.git("rev-parse", "-q", "--verify", f"{commit}^^{{tree}}", check=False).decode().strip() \
         if paths and commit else ""
     index_md.refresh(repo, cfg.max_memory_bytes, moved=(paths, before) if paths and before else None)

@@ -94,7 +94,7 @@ def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dic
                       "run the janitor again when it has finished")
     _drop(repo, INDEX, INDEX_LOCK)  # (what an older version's killed cycle left)
     added = added or {}
-    old_tree = repo.git("rev-parse", "--verify", "--end-of-options", f"{old}^{{tree}}").decode().strip()
+    old_tree = repo.tree_of(old)
     entries = trees.entries(repo, old_tree, [src for src, _ in moves])
     moves = [*moves, *((p, p) for p in sorted(added))]
     _write_journal(repo, {"old": old, "moves": moves, "pid": os.getpid()})
@@ -430,7 +430,7 @@ def follow_head(repo: Repo, cfg: Config, since: str | None = None, paths: list[s
     query.)"""
     moved = None
     if since and paths is not None:
-        moved = (paths, repo.git("rev-parse", f"{since}^{{tree}}").decode().strip())
+        moved = (paths, repo.tree_of(since))
     from strata_git.store import index_md, shadow  # here: a sync with nothing new never needs them
 
     index_md.refresh(repo, cfg.max_memory_bytes, moved=moved)

@@ -394,9 +394,8 @@ def _write_tree(repo: Repo, ours: str, edits: dict[str, Version | None]) -> str:
     from strata_git.errors import GitFailed, Refused
     from strata_git.gitio import trees
 
-    tree = repo.git("rev-parse", f"{ours}^{{tree}}").decode().strip()
     try:
-        return trees.edit(repo, tree, {p: (v.mode, v.blob) if v else None for p, v in edits.items()})
+        return trees.edit(repo, repo.tree_of(ours), {p: (v.mode, v.blob) if v else None for p, v in edits.items()})
     except GitFailed as e:
         raise Refused(f"the merge would drop a version ({e.message}: a file and a folder of one name); nothing "
                       "was changed", "rename one of them on either machine, then sync again") from None
