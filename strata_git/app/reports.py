@@ -64,14 +64,14 @@ def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None
     It brings index.md and the whole catalog up to date first; `active_only` (the agent hook, at
     every session start) looks at active/ alone, the only tier the context shows."""
     budget = boot.check_budget(boot.DEFAULT_BUDGET if budget is None else budget)
-    times = history.last_changed(repo, history.head(repo))
     if active_only:
         with catalog.connect(repo) as db:
             catalog.rescan(repo, db, cfg.max_memory_bytes, ("active",))
             entries = catalog.entries(db, "active")  # (not the 50,000 archived rows: ~0.3 s)
             entries += [e for e in catalog.entries(db, "cooled") if e.type in ("decision", "rejection")]  # standing
     else:
-        entries = index_md.refresh(repo, cfg.max_memory_bytes, times=times).entries  # one history pass for both
+        entries = index_md.refresh(repo, cfg.max_memory_bytes).entries
+    times = history.last_changed(repo, history.head(repo), [e.name for e in entries])
 
     def read(entry: Entry) -> str:
         return safefs.read(repo.root, entry.path, cfg.max_memory_bytes).decode("utf-8", "replace")

@@ -133,12 +133,11 @@ class Vault:
 
     # -- listing and finding ------------------------------------------------------------------------
 
-    def refresh_router(self, times: dict[str, int] | None = None) -> Scan:
-        """Bring index.md (and the catalog) up to date with the working tree (`times`: the memories'
-        last changes at HEAD, if the caller has them)."""
+    def refresh_router(self) -> Scan:
+        """Bring index.md (and the catalog) up to date with the working tree."""
         from strata_git.store import index_md
 
-        return index_md.refresh(self.repo, self.cfg.max_memory_bytes, times=times)
+        return index_md.refresh(self.repo, self.cfg.max_memory_bytes)
 
     def index(self) -> tuple[str, str]:
         """(path, text) of index.md, brought up to date first."""

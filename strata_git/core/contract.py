@@ -107,8 +107,9 @@ MACHINE_ID = "machine-id"  # this clone's id, naming its access and shadow refs
 ACCESS_LOG = "access.log"  # reads not yet flushed to the access ref
 ACCESS_FLUSHING = "access.flushing"  # the log being flushed
 CATALOG = "catalog.sqlite"  # listing, full-text index and shadow rows (catalog.py)
-LEGACY_STATE = ("shadow.sqlite", "shadow.sqlite-journal", "changes.json")  # earlier versions' files, deleted on sight
-CHANGES = "changes.cache"  # cache of each memory's last change in history (history.py)
+# Earlier versions' files, deleted on sight (when the catalog or the last-change table is made).
+LEGACY_STATE = ("shadow.sqlite", "shadow.sqlite-journal", "changes.json", "changes.cache")
+CHANGES = "changes.sqlite"  # each memory's last change in history (history.py)
 INDEX_MD_TREE = "router-tree"  # the tree index.md and the catalog were last brought to
 SYNC_KEPT = "sync.kept.json"  # edits a sync kept uncommitted: {path: blob it was based on}
 SYNC_COMMITTING = "sync.committing"  # pid of a sync inside `git commit`

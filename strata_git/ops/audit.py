@@ -120,7 +120,7 @@ def _path(move: dict, key: str) -> str:
 def why(repo: Repo, cfg: Config, tier: str, name: str, now: int) -> Why:
     """Everything the janitor knows and would decide about one memory."""
     at = history.head(repo)
-    changed = history.last_changed(repo, at).get(name)
+    changed = history.last_changed(repo, at, [name]).get(name)
     reads = sorted(access.reads_by_name(repo).get(name, []))
     try:
         kind = memory.parse(safefs.read(repo.root, f"{tier}/{name}", cfg.max_memory_bytes)).type

@@ -80,8 +80,8 @@ def _dirty(repo: Repo) -> set[str]:
 def states(repo: Repo, cfg: Config, at: history.Head, now: int, every: bool = False) -> list[rules.MemoryState]:
     """What the planner knows of each memory at `at`. `every`: each one's type and standing, even
     when nothing calls for them yet (for `why`)."""
-    times = history.last_changed(repo, at)
     tree = _tree(repo, at.commit)
+    times = history.last_changed(repo, at, [name for _, name, _ in tree])
     # Only active memories old enough to cool need their type (rejections never cool): read just those.
     def candidate(tier: str, name: str) -> bool:
         days = cfg.cool_days_for(name)

@@ -102,6 +102,18 @@ def impatient(until: float, most: int = HOOK_READS) -> Iterator[None]:
         _PATIENCE.reset(token)
 
 
+def hurried() -> bool:
+    """Whether this reader is inside `impatient()`."""
+    return _PATIENCE.get() is not None
+
+
+def lock_wait(default: float) -> float:
+    """Seconds a reader may wait for another process's SQLite lock: `default`, or inside
+    `impatient()` what is left before its deadline."""
+    patience = _PATIENCE.get()
+    return default if patience is None else max(0.0, patience.until - time.monotonic() - 0.1)
+
+
 def affordable(count: int, what: str) -> None:
     """Raise Unavailable inside `impatient()` when bringing `what` up to date means reading `count`
     memories, more than it allows."""

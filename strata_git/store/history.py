@@ -6,22 +6,25 @@ that touched it, skipping git-strata's own migration commits (those carrying a
 commit of every line merged in counts at its own time, so a sync's merge (which only
 combines changes made on two machines, or keeps an edit in active/) makes nothing
 young, and every machine computes the same times from the same HEAD. The result is
-cached under the git directory with the commit it reflects and brought forward
-incrementally; a rewritten history rebuilds it.
+kept in a table under the git directory with the commit it reflects and brought forward
+incrementally (a commit writes the rows it changed; a reader looks up only the names it needs);
+a rewritten history rebuilds it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from array import array
+import sqlite3
+from collections.abc import Collection, Iterable
 from typing import NamedTuple
 
 from strata_git.core import contract, untrusted
 from strata_git.core.names import SUFFIX, split_path
 from strata_git.gitio.git import Repo
 
-CACHE_VERSION = 4  # a JSON header line, the names joined by NUL, then their times as int64s
+CACHE_VERSION = 5  # a SQLite table of (name, time) and the commit it reflects
 _FORMAT = f"--format=%x01%H %ct {contract.log_field(contract.MOVE, '%x1e')}"
 
 
@@ -65,37 +68,96 @@ def _moved(commit: str, trailers: str, skipped: list[str]) -> set[str]:
     return moved
 
 
-def _load(path: str) -> dict | None:
-    """The cache, or None when it is missing, of another version or damaged (then history is read
-    again). Names and times are stored apart, not as JSON: at a million memories JSON took 0.8 s to
-    read and 0.5 s to write on every commit."""
+_SCHEMA = """
+CREATE TABLE changed (name BLOB PRIMARY KEY, time INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+"""
+_UPSERT = ("INSERT INTO changed VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET time = excluded.time "
+           "WHERE excluded.time > changed.time")  # commits of two machines can be dated out of order
+_ALL_ABOVE = 50_000  # names looked up at once past which reading every row is quicker
+
+
+def _key(name: str) -> bytes:
+    return name.encode("utf-8", "surrogateescape")  # (a name from history may hold any bytes)
+
+
+def _open(path: str) -> sqlite3.Connection:
+    """The store, made empty if new or of another version. Autocommit: transactions are explicit."""
+    from strata_git.store import catalog
+
+    db = sqlite3.connect(path, timeout=catalog.lock_wait(10), isolation_level=None)
     try:
-        with open(path, "rb") as f:
-            line, _, rest = f.read().partition(b"\n")
-        data = json.loads(line)
-        if not (isinstance(data, dict) and data.get("version") == CACHE_VERSION and isinstance(data.get("head"), str)
-                and isinstance(data.get("skipped"), list) and type(data.get("count")) is int
-                and type(data.get("names")) is int and 0 <= data["names"] <= len(rest)):
-            return None
-        stamps = array("q")
-        stamps.frombytes(rest[data["names"]:])
-        names = rest[:data["names"]].decode("utf-8", "surrogateescape").split("\0") if data["count"] else []
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    if len(names) != data["count"] or len(stamps) != data["count"]:
-        return None
-    data["times"] = dict(zip(names, stamps, strict=True))
-    return data
+        if db.execute("PRAGMA user_version").fetchone()[0] != CACHE_VERSION:
+            db.execute("BEGIN IMMEDIATE")
+            if db.execute("PRAGMA user_version").fetchone()[0] != CACHE_VERSION:  # (another process may have)
+                for table in ("changed", "meta"):
+                    db.execute(f"DROP TABLE IF EXISTS {table}")
+                db.executescript(_SCHEMA.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS")
+                                 + f"PRAGMA user_version = {CACHE_VERSION};")
+                for old in contract.LEGACY_STATE:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(os.path.join(os.path.dirname(path), old))
+            if db.in_transaction:
+                db.execute("COMMIT")
+        db.execute("PRAGMA synchronous = OFF")  # a cache: a power cut costs at most a rebuild
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
-def _save(path: str, head: str, times: dict[str, int], skipped: list[str]) -> None:
-    names = "\0".join(times).encode("utf-8", "surrogateescape")
-    header = json.dumps({"version": CACHE_VERSION, "head": head, "skipped": skipped, "count": len(times),
-                         "names": len(names)}, ensure_ascii=False).encode("utf-8")
-    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"  # threads of one process too
-    with open(tmp, "wb") as f:
-        f.write(header + b"\n" + names + array("q", times.values()).tobytes())
-    os.replace(tmp, path)
+def _meta(db: sqlite3.Connection) -> tuple[str | None, list[str]]:
+    """(the commit the table reflects, the warnings its history gave), or (None, []) when unknown."""
+    found = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    head, skipped = found.get("head"), None
+    with contextlib.suppress(ValueError):
+        skipped = json.loads(found.get("skipped", ""))
+    if not (isinstance(head, str) and isinstance(skipped, list) and all(isinstance(s, str) for s in skipped)):
+        return None, []
+    return head, skipped
+
+
+def _forward(repo: Repo, db: sqlite3.Connection, at: Head) -> list[str]:
+    """Bring the table to `at` (one writer at a time); the warnings history gave."""
+    head, skipped = _meta(db)
+    if head == at.commit:
+        return skipped
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        head, skipped = _meta(db)  # (another process may have brought it forward meanwhile)
+        if head != at.commit:
+            times: dict[str, int] = {}
+            # In the common case the table is one commit behind: no ancestry check needed.
+            if head and (head in at.parents[:1] or repo.ok("merge-base", "--is-ancestor", head, at.commit)):
+                _scan(repo, f"{head}..{at.commit}", times, skipped)
+            else:  # new, or history was rewritten: read it all again
+                db.execute("DELETE FROM changed")
+                skipped = []
+                _scan(repo, at.commit, times, skipped)
+            skipped = skipped[-untrusted.MAX_WARNINGS:]
+            db.executemany(_UPSERT, ((_key(name), when) for name, when in times.items()))
+            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                           (("head", at.commit), ("skipped", json.dumps(skipped))))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return skipped
+
+
+def _lookup(db: sqlite3.Connection, names: Iterable[str] | None) -> dict[str, int]:
+    if names is None or isinstance(names, Collection) and len(names) > _ALL_ABOVE:
+        rows = db.execute("SELECT name, time FROM changed")
+        every = {bytes(k).decode("utf-8", "surrogateescape"): t for k, t in rows}
+        return every if names is None else {n: every[n] for n in names if n in every}
+    found: dict[str, int] = {}
+    keys = list(dict.fromkeys(map(_key, names)))
+    for i in range(0, len(keys), 500):
+        chunk = keys[i:i + 500]
+        for key, when in db.execute(f"SELECT name, time FROM changed WHERE name IN ({','.join('?' * len(chunk))})",
+                                    chunk):
+            found[bytes(key).decode("utf-8", "surrogateescape")] = when
+    return found
 
 
 class Head(NamedTuple):
@@ -110,28 +172,34 @@ def head(repo: Repo) -> Head | None:
     return Head(out[0], out[1], tuple(out[2:])) if len(out) >= 2 else None
 
 
-def last_changed(repo: Repo, at: Head | None) -> dict[str, int]:
-    """{name: unix time of its last content change} for every name in the history of `at`."""
+def last_changed(repo: Repo, at: Head | None, names: Iterable[str] | None = None) -> dict[str, int]:
+    """{name: unix time of its last content change} for `names` (every name when None) in the history
+    of `at`. Kept in a table under the git directory and brought forward by the commits since: a
+    commit costs what it changed, not one row per memory ever written. A damaged table is rebuilt."""
     if at is None:
         return {}
-    cache_path = os.path.join(repo.state_dir(), contract.CHANGES)
-    cached = _load(cache_path)
-    if cached and cached["head"] == at.commit:
-        _report(cached["skipped"])
-        times: dict[str, int] = cached["times"]
-        return times
-    # In the common case the cache is one commit behind: no ancestry check needed.
-    if cached and (cached["head"] in at.parents[:1]
-                   or repo.ok("merge-base", "--is-ancestor", cached["head"], at.commit)):
-        times, skipped = dict(cached["times"]), list(cached["skipped"])
-        _scan(repo, f"{cached['head']}..{at.commit}", times, skipped)
-    else:
-        times, skipped = {}, []
-        _scan(repo, at.commit, times, skipped)
-    skipped = skipped[-untrusted.MAX_WARNINGS:]
+    path = os.path.join(repo.state_dir(), contract.CHANGES)
+    for attempt in range(1, 4):
+        try:
+            db = _open(path)
+            try:
+                skipped = _forward(repo, db, at)
+                found = _lookup(db, names)
+            finally:
+                db.close()
+            break
+        except sqlite3.DatabaseError as e:
+            from strata_git.store import catalog
+
+            if not catalog.corrupt(e) and catalog.hurried():  # an agent hook: told why, never kept waiting
+                raise catalog.Unavailable("another process holds the last-change table's lock") from None
+            if attempt == 3 or not catalog.corrupt(e):  # a lock held past the timeout is raised
+                raise
+            for suffix in ("", "-journal"):  # derived state: rebuilt rather than repaired
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path + suffix)
     _report(skipped)
-    _save(cache_path, at.commit, times, skipped)
-    return times
+    return found
 
 
 def _report(skipped: list[str]) -> None:

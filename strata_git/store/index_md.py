@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, overload
 
 from strata_git.core import contract, names
@@ -36,6 +37,9 @@ class _Days(dict[int | None, str | None]):
 
 def _shown(folder: str) -> str:
     return f"{shown(folder)}/" if folder else "(top level)"
+
+
+_Times = Callable[[list[Entry]], dict[str, int]]  # entries -> their last changes at HEAD
 
 
 def _line(entry: Entry, day: str | None) -> str:
@@ -132,7 +136,7 @@ def write(root: str, text: str) -> bool:
     return True
 
 
-def _full(repo: Repo, db: sqlite3.Connection, times: dict[str, int], max_bytes: int) -> Scan:
+def _full(repo: Repo, db: sqlite3.Connection, times: _Times, max_bytes: int) -> Scan:
     from strata_git.store import catalog
 
     scan = catalog.scan(repo, db, max_bytes)
@@ -141,7 +145,7 @@ def _full(repo: Repo, db: sqlite3.Connection, times: dict[str, int], max_bytes: 
         order = {"active": 0, "cooled": 1, "archive": 2}
         scan = scan._replace(entries=sorted([*scan.entries, *pruned], key=lambda e: (order[e.tier], e.name)))
     catalog.set_meta(db, "pruned_archive", str(len(pruned)))
-    sections = _sections(scan.entries, times, repo.root)
+    sections = _sections(scan.entries, times(scan.entries), repo.root)
     db.execute("DELETE FROM sections")
     db.executemany("INSERT INTO sections VALUES (?,?,?)", sections)
     write(repo.root, assemble(sections, _counts(scan.entries)))
@@ -161,15 +165,16 @@ def _pruned_archive(repo: Repo, scan: Scan, db: sqlite3.Connection) -> list[Entr
             for row in shadow.all_rows(repo, db) if row.path.partition("/")[2] not in on_disk]
 
 
-def _incremental(repo: Repo, db: sqlite3.Connection, times: dict[str, int], paths: list[str], max_bytes: int) -> None:
+def _incremental(repo: Repo, db: sqlite3.Connection, times: _Times, paths: list[str], max_bytes: int) -> None:
     from strata_git.store import catalog
 
     days = _Days()
-    for tier, folder in catalog.update(repo, db, paths, max_bytes):
-        members = catalog.entries(db, tier, folder)
+    folders = {where: catalog.entries(db, *where) for where in catalog.update(repo, db, paths, max_bytes)}
+    known = times([e for members in folders.values() for e in members])
+    for (tier, folder), members in folders.items():
         if members:
             db.execute("INSERT OR REPLACE INTO sections VALUES (?,?,?)",
-                       (tier, folder, section(tier, folder, members, times, days, repo.root)))
+                       (tier, folder, section(tier, folder, members, known, days, repo.root)))
         else:
             db.execute("DELETE FROM sections WHERE tier = ? AND folder = ?", (tier, folder))
     counts = dict(db.execute("SELECT tier, count(*) FROM memories GROUP BY tier").fetchall())
@@ -192,13 +197,12 @@ def _stamp(repo: Repo, value: str | None) -> None:
 
 
 @overload
-def refresh(repo: Repo, max_bytes: int, commit: None = None, moved: None = None,
-            times: dict[str, int] | None = None) -> Scan: ...
+def refresh(repo: Repo, max_bytes: int, commit: None = None, moved: None = None) -> Scan: ...
 @overload
 def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | None = None,
-            moved: tuple[list[str], str] | None = None, times: dict[str, int] | None = None) -> Scan | None: ...
+            moved: tuple[list[str], str] | None = None) -> Scan | None: ...
 def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | None = None,
-            moved: tuple[list[str], str] | None = None, times: dict[str, int] | None = None) -> Scan | None:
+            moved: tuple[list[str], str] | None = None) -> Scan | None:
     """Regenerate index.md from the working tree and history.
 
     By default the whole working tree is scanned and the Scan returned.
@@ -209,7 +213,6 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
     working tree from `tree` to HEAD by changing only `paths`.
     After anything git did behind git-strata's back (a reset, a commit without hooks)
     the catalog reflects another tree and the whole working tree is rescanned instead.
-    `times` are history.last_changed() at HEAD, when the caller has them already.
     """
     import sqlite3
 
@@ -217,10 +220,12 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
     from strata_git.store import catalog, history
 
     at = history.head(repo)
-    times = history.last_changed(repo, at) if times is None else times  # (a caller that needs them too)
-    if commit is not None:
-        committed = [where[1] for where in map(split_path, commit[0]) if where]
-        times = {**times, **dict.fromkeys(committed, commit[1])}
+    committed = dict.fromkeys((where[1] for where in map(split_path, commit[0]) if where), commit[1]) \
+        if commit else {}
+
+    def times(entries: list[Entry]) -> dict[str, int]:
+        """The entries' last changes at HEAD; the commit in progress dates what it changes."""
+        return history.last_changed(repo, at, [e.name for e in entries if e.name not in committed]) | committed
     base, paths = (at.tree if at else None, commit[0]) if commit else (moved[1], moved[0]) if moved else (None, [])
     reflects = commit[2] if commit else (at.tree if at else "")
     if base and any(p.startswith("archive/") for p in paths):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -69,38 +70,80 @@ def test_access_records_survive_a_torn_line_and_skip_a_bad_one(tmp_path: Path):
     assert access.reads_by_name(repo) == {"a.md": [1_700_000_000], "c.md": [1_700_000_002]}
 
 
+def _commit_at(root: Path, day: int, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git(root, "add", "-A")
+    stamp = f"@{day} +0000"
+    env = {**os.environ, "GIT_COMMITTER_DATE": stamp, "GIT_AUTHOR_DATE": stamp}
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", str(day)],
+                   cwd=root, env=env, check=True)
+
+
 def test_last_changed_is_the_last_commit_that_touched_each_memory(tmp_path: Path):
     repo = _repo(tmp_path)
     root = Path(repo.root)
-    (root / "active").mkdir()
     for name, day in (("a", 1_700_000_000), ("b", 1_700_086_400), ("a", 1_700_172_800)):
-        (root / "active" / f"{name}.md").write_text(f"# {name} {day}\n")
-        git(root, "add", "-A")
-        stamp = f"@{day} +0000"
-        env = {**os.environ, "GIT_COMMITTER_DATE": stamp, "GIT_AUTHOR_DATE": stamp}
-        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", name],
-                       cwd=root, env=env, check=True)
+        _commit_at(root, day, {f"active/{name}.md": f"# {name} {day}\n"})
     times = history.last_changed(repo, history.head(repo))
     assert times == {"a.md": 1_700_172_800, "b.md": 1_700_086_400}
-    cache = os.path.join(repo.state_dir(), contract.CHANGES)
-    assert history.last_changed(repo, history.head(repo)) == times  # read back from the cache
-    with open(cache, "rb") as f:
+    store = os.path.join(repo.state_dir(), contract.CHANGES)
+    assert history.last_changed(repo, history.head(repo)) == times  # read back from the table
+    assert history.last_changed(repo, history.head(repo), ["b.md", "never.md"]) == {"b.md": 1_700_086_400}
+    with open(store, "rb") as f:
         whole = f.read()
-    for damaged in (whole[:-3], whole + b"\0\0\0\0\0\0\0\0", b"not a header\n" + whole, b"", b'{"version": 4}\n'):
-        with open(cache, "wb") as f:
+    for damaged in (whole[:-300], b"\0" * len(whole), b"not a database at all" * 300, b""):
+        with open(store, "wb") as f:
             f.write(damaged)
         assert history.last_changed(repo, history.head(repo)) == times  # history read again, never a crash
+    db = sqlite3.connect(store)
+    with db:
+        db.execute("UPDATE meta SET value = '[1, 2' WHERE key = 'skipped'")  # a torn value: read again
+        db.execute("DELETE FROM changed")
+    db.close()
+    assert history.last_changed(repo, history.head(repo)) == times
 
 
-def test_the_last_change_cache_keeps_any_name(tmp_path: Path):
-    names = {"plain.md": 1, "with space/é.md": 2**40, "tab\there.md": 0, "\udcff-not-utf8.md": 1_700_000_000}
-    path = str(tmp_path / "cache")
-    history._save(path, "a" * 40, names, ["a warning"])
-    found = history._load(path)
-    assert found is not None and found["times"] == names and found["head"] == "a" * 40
-    assert found["skipped"] == ["a warning"]
-    history._save(path, "b" * 40, {}, [])
-    assert history._load(path)["times"] == {}
+def test_the_last_change_table_is_brought_forward_by_the_new_commits_alone(tmp_path: Path):
+    repo = _repo(tmp_path)
+    root = Path(repo.root)
+    _commit_at(root, 1_700_000_000, {"active/a.md": "# a\n", "active/b.md": "# b\n"})
+    assert history.last_changed(repo, history.head(repo)) == {"a.md": 1_700_000_000, "b.md": 1_700_000_000}
+    store = os.path.join(repo.state_dir(), contract.CHANGES)
+    db = sqlite3.connect(store)
+    with db:  # a row the new commit does not touch: kept as it is, so it was not read from history again
+        db.execute("UPDATE changed SET time = 5 WHERE name = CAST('b.md' AS BLOB)")
+    db.close()
+    _commit_at(root, 1_700_000_100, {"active/a.md": "# a again\n"})
+    assert history.last_changed(repo, history.head(repo)) == {"a.md": 1_700_000_100, "b.md": 5}
+    # An older date on a newer commit (clocks of two machines): the later time stands.
+    _commit_at(root, 1_600_000_000, {"active/a.md": "# a once more\n"})
+    assert history.last_changed(repo, history.head(repo), ["a.md"]) == {"a.md": 1_700_000_100}
+    # History rewritten (the table's commit is no ancestor): read again from the start.
+    git(root, "reset", "-q", "--hard", "HEAD~2")
+    assert history.last_changed(repo, history.head(repo)) == {"a.md": 1_700_000_000, "b.md": 1_700_000_000}
+
+
+def test_the_last_change_table_keeps_any_name(tmp_path: Path):
+    repo = _repo(tmp_path)
+    root = Path(repo.root)
+    names = ["plain.md", "with space/é.md", "tab\there.md"]
+    _commit_at(root, 1_700_000_000, {f"active/{n}": "# x\n" for n in names})
+    raw = b"active/\xff-not-utf8.md"  # a name that is no UTF-8, as another machine may push
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=b"# y\n", capture_output=True,
+                          check=True).stdout.strip()
+    subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{blob.decode()}," + raw.decode("latin-1")],
+                   cwd=root, check=True, env={**os.environ, "LC_ALL": "C"})
+    stamp = "@1700000500 +0000"
+    env = {**os.environ, "GIT_COMMITTER_DATE": stamp, "GIT_AUTHOR_DATE": stamp}
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "raw"],
+                   cwd=root, env=env, check=True)
+    times = history.last_changed(repo, history.head(repo))
+    assert {n: times.get(n) for n in names} == dict.fromkeys(names, 1_700_000_000)
+    odd = [n for n in times if n not in names]
+    assert len(odd) == 1 and times[odd[0]] == 1_700_000_500
+    assert history.last_changed(repo, history.head(repo), odd) == {odd[0]: 1_700_000_500}
 
 
 def test_the_extractive_summary_keeps_the_opening_of_the_body():
