@@ -37,6 +37,9 @@ TIER = arg("--tier", choices=("active", "cooled", "archive"), help="only this ti
 TYPE = arg("--type", help="only memories of this type")
 PROJECT = arg("--project", metavar="NAME",
               help="only memories of this project (as they record it: github.com/org/app, or a folder's name)")
+MODE = arg("--mode", choices=("words", "meaning", "both"),
+           help="words, meaning (a local model: search.model), or both fused (default: both when a model is set, "
+                "else words)")
 RECORD_PROJECT = arg("--project", metavar="NAME",
                      help="record the project it is about in its frontmatter: github.com/org/app (a remote URL "
                           "without scheme, user or .git), or a folder's name")
@@ -99,6 +102,7 @@ TABLE: tuple[Command, ...] = (
         arg("name", nargs="+", help="memory names to bring back (with --query: words to search for)"),
         arg("--query", action="store_true",
             help="an argument that names no memory is a query: recall its best cooled or archived match"),
+        MODE,
     )),
     Command("search", "search all tiers (active, cooled, and archive through the shadow index) for any text",
             _h("cmd_search"), (
@@ -109,9 +113,7 @@ TABLE: tuple[Command, ...] = (
         arg("--limit", type=int, default=10, help="at most this many hits (default 10)"),
         arg("--rank", choices=("merged", "cascade"), default="merged",
             help="merged: best score first, any tier (default); cascade: active, then cooled, then archive"),
-        arg("--mode", choices=("words", "meaning", "both"),
-            help="words, meaning (a local model: search.model), or both fused (default: both when a model is set, "
-                 "else words)"),
+        MODE,
     )),
     Command("archive", "push archived content to the archive remote, verify it there, then prune it locally",
             _h("cmd_archive"), (

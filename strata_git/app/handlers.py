@@ -142,7 +142,11 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    changes = _vault().recall(args.name, via="cli", match=args.query)
+    from strata_git.store import meaning
+
+    changes = _vault().recall(args.name, via="cli", match=args.query, mode=args.mode)
+    for line in meaning.warnings():
+        print(f"warning: {line}", file=sys.stderr)
     _emit(args, [c.as_dict() for c in changes], render.changes(changes))
     return 0
 

@@ -76,7 +76,8 @@ def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None
     def read(entry: Entry) -> str:
         return safefs.read(repo.root, entry.path, cfg.max_memory_bytes).decode("utf-8", "replace")
 
-    return boot.build(entries, times, read, repo.head(), budget, type, standing_only, project)
+    reads = {name: max(stamps) for name, stamps in access.reads_by_name(repo).items()}
+    return boot.build(entries, times, read, repo.head(), budget, type, standing_only, project, reads)
 
 
 def status(repo: Repo, cfg: Config) -> Status:

@@ -119,11 +119,13 @@ class Vault:
 
         return memories.forget(self.repo, self.cfg, name, via=via, agent=self.agent)
 
-    def recall(self, items: str | list[str], via: str = "api", match: bool = False) -> list[Change]:
-        """Bring cooled or archived memories back to active/ in one commit (see ops/recall.py)."""
+    def recall(self, items: str | list[str], via: str = "api", match: bool = False,
+               mode: str | None = None) -> list[Change]:
+        """Bring cooled or archived memories back to active/ in one commit (see ops/recall.py); with
+        `match`, an item that names none is a query, searched by `mode` as `search` does."""
         from strata_git.ops import recall
 
-        return recall.recall(self.repo, self.cfg, items, via=via, match=match, agent=self.agent)
+        return recall.recall(self.repo, self.cfg, items, via=via, match=match, agent=self.agent, mode=mode)
 
     def resolve(self, name: str, keep: str, via: str = "api") -> Change:
         """Close a conflict a sync left: keep the version in place, take the copy, or keep both."""
@@ -167,7 +169,7 @@ class Vault:
         return search.search(self.repo, query, tier=tier, type=type, limit=limit, rank=rank,
                              max_bytes=self.cfg.max_memory_bytes, watch=self.watch,
                              project=None if project is None else projects.check(project),
-                             mode=mode or ("both" if self.cfg.search_model else "words"),
+                             mode=mode or self.cfg.search_mode(),
                              model=self.cfg.search_model, weight=self.cfg.search_meaning_weight)
 
     def impatient(self, until: float) -> AbstractContextManager[None]:

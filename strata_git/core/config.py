@@ -58,6 +58,10 @@ class Config(NamedTuple):
     def cool_days_for(self, name: str) -> int | None:
         return self.cool_rule(name)[0]
 
+    def search_mode(self) -> str:
+        """How a search with no mode given searches: both when a model is set, else words."""
+        return "both" if self.search_model else "words"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "janitor": {"name": self.janitor_name, "email": self.janitor_email},

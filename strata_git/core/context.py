@@ -15,19 +15,23 @@ What goes in, in this order of priority (each step takes what fits of what is le
    gist keeps its title). A decision or rejection stands while it is in active/ or cooled/ (cooling
    moves its file, not its presence) and no other one names it in `supersedes:` (a name or a
    list), nor does its own frontmatter say `status: retired` or `status: superseded`;
-3. room is kept for router lines (as in index.md) for the other active memories, newest first,
-   up to 60% of the budget in all;
-4. the full text (frontmatter left out) of the most recently changed other active memories,
-   newest first, each whole or not at all, in what remains;
-5. router lines, newest first, for the memories not shown in full, until the budget is used.
+3. room is kept for router lines (as in index.md) for the other active memories, most recently
+   touched first, up to 60% of the budget in all;
+4. the full text (frontmatter left out) of the most recently touched other active memories,
+   each whole or not at all, in what remains;
+5. router lines, most recently touched first, for the memories not shown in full, until the
+   budget is used.
 
 With a current `project` (core/projects.py), each step takes that project's memories first, then
-those of no project, then other projects' as far as the budget allows: only the first two groups'
-rejections are never left out, and other projects' rejections and decisions come last in the
-lists block, under their own heading.
+those of no project; other projects' come only once all of those are in, as far as the budget
+allows: their rejections and decisions (last in the lists block, under their own heading, each
+naming its project), then router lines for their other memories. Only the first two groups'
+rejections are never left out.
 
-"Newest" is the time of the last commit that changed the memory (uncommitted ones first), ties
-broken by name, so the same repository state always gives the same text.
+Decisions are "newest" by the time of the last commit that changed them; the other memories are
+"most recently touched" by the later of that time and their last read in the access records (use
+counts as much as a change). Uncommitted ones come first, ties are broken by name, so the same
+repository state and access records always give the same text.
 """
 
 from __future__ import annotations
@@ -204,11 +208,11 @@ def _text(read: Callable[[Entry], str], entry: Entry) -> str:
 
 def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], str], head: str | None,
           budget: int = DEFAULT_BUDGET, type: str | None = None, standing_only: bool = False,
-          project: str | None = None) -> Context:
+          project: str | None = None, reads: dict[str, int] | None = None) -> Context:
     """The boot context of the active memories in `entries`; `read` gives a memory's text.
     `standing_only`: the rejections and decisions alone (after a compaction, whose summary
     already holds what the session was doing). `project`: the current project, whose memories come
-    first (see the module's docstring)."""
+    first (see the module's docstring). `reads`: each memory's last read (access records)."""
     check_budget(budget)
     active = [e for e in entries if e.tier == "active" and not e.problem]
     kept = [e for e in entries if e.tier in ("active", "cooled") and not e.problem
@@ -225,17 +229,23 @@ def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], s
     away = {e.name for e in elsewhere}
     rejections = [e for e in rejections if e.name not in away]
     decisions = [e for e in decisions if e.name not in away]
-    newest = sorted(active, key=order)
-    rest = [] if standing_only else [e for e in newest
-                                     if e.type not in ("rejection", "decision") and type in (None, e.type)]
+    def touched(e: Entry) -> tuple[int, int, str]:  # changed or read, whichever was last
+        last = max(times.get(e.name, 1 << 62), (reads or {}).get(e.name, 0))
+        return projects.rank(e.project, project), -last, e.name
+
+    newest = sorted(active, key=touched)
+    everything = [] if standing_only else [e for e in newest
+                                           if e.type not in ("rejection", "decision") and type in (None, e.type)]
+    rest = [e for e in everything if projects.rank(e.project, project) < 2]
+    away_rest = [e for e in everything if projects.rank(e.project, project) == 2]
     head_line = f"# Memory context (HEAD {(head or 'none')[:7]}, {len(active)} active)\n{NOTICE}\n"
-    lines = {e.name: _line(e, _day(times.get(e.name))) for e in [*decisions, *rest, *elsewhere]}
+    lines = {e.name: _line(e, _day(times.get(e.name))) for e in [*decisions, *everything, *elsewhere]}
     gists = {e.name: _beyond(said[e.name].gist, e.title) for e in [*decisions, *elsewhere] if e.type == "decision"}
     told = {n: lines[n][:-1] + f": {gist}\n" if gist else lines[n] for n, gist in gists.items()}
     said_no = {e.name: _rejection(e, said[e.name].gist) for e in [*rejections, *elsewhere] if e.type == "rejection"}
     # Each block's flags are those of everything it could hold, so its marker's size is known up front.
     list_flags = hygiene.flags("".join([*said_no.values(), *told.values()]))
-    router_flags = hygiene.flags("".join(lines[e.name] for e in rest))
+    router_flags = hygiene.flags("".join(lines[e.name] for e in everything))
     page = _Page(head_line, budget)
     cost, add, chosen = page.cost, page.add, page.chosen
 
@@ -249,18 +259,15 @@ def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], s
             fits = [_line(e, "", short=True) for e in rejections]
     for entry, text in zip(rejections, fits, strict=True):
         add(lists, (heading if entry is rejections[0] else "") + text, entry.name, "rejections", limit=1 << 62)
+    complete = True  # everything of this project and the general ones is in: others may follow
     for entry in decisions:
         opening = "## Decisions\n" if not chosen["decisions"] else ""
         if add(lists, opening + told[entry.name], entry.name, "decisions"):
             continue
         if told[entry.name] != lines[entry.name] and add(lists, opening + lines[entry.name], entry.name, "decisions"):
             continue  # its title without its gist
+        complete = False
         break
-    for entry in elsewhere:  # other projects' standing memories, each naming its project: as far as the budget allows
-        opening = "## Other projects' rejections and decisions\n" if entry is elsewhere[0] else ""
-        text = f"{(said_no[entry.name] if entry.type == 'rejection' else told[entry.name])[:-1]} [{entry.project}]\n"
-        if not add(lists, opening + text, entry.name, "rejections" if entry.type == "rejection" else "decisions"):
-            break
     # Router lines may take up to ROUTER_SHARE of the budget: reserve that much, fill the rest with
     # whole memories, then list the others (one shown in full needs no line).
     router = {"part": "router", "flags": router_flags}
@@ -285,6 +292,19 @@ def build(entries: list[Entry], times: dict[str, int], read: Callable[[Entry], s
             continue
         text = ("## Other active memories (read one by name)\n" if not chosen["listed"] else "") + lines[entry.name]
         if not add(router, text, entry.name, "listed"):
+            complete = False
+            break
+    # Other projects' memories only once everything of this project and the general ones is in:
+    # their standing rejections and decisions (each naming its project), then router lines.
+    for entry in elsewhere if complete else ():
+        opening = "## Other projects' rejections and decisions\n" if entry is elsewhere[0] else ""
+        text = f"{(said_no[entry.name] if entry.type == 'rejection' else told[entry.name])[:-1]} [{entry.project}]\n"
+        if not add(lists, opening + text, entry.name, "rejections" if entry.type == "rejection" else "decisions"):
+            complete = False
+            break
+    for entry in away_rest if complete else ():
+        opening = "## Other projects' active memories\n" if entry is away_rest[0] else ""
+        if not add(router, opening + f"{lines[entry.name][:-1]} [{entry.project}]\n", entry.name, "listed"):
             break
     text = page.text()
     return Context(text=text, tokens=tokens(text), budget=budget, over_budget=tokens(text) > budget,

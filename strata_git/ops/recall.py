@@ -23,9 +23,9 @@ from strata_git.store import access, summary
 
 
 def recall(repo: Repo, cfg: Config, items: str | list[str], via: str = "api", match: bool = False,
-           agent: str | None = None) -> list[Change]:
+           agent: str | None = None, mode: str | None = None) -> list[Change]:
     """A Change for each item: a name or, with `match`, when no memory has that name, a
-    query whose best cooled or archived hit is recalled."""
+    query whose best cooled or archived hit is recalled (searched by `mode`, as `search` does)."""
     wanted = [items] if isinstance(items, str) else list(items)
     if not wanted:
         raise BadName("nothing to recall", "give one or more memory names (or a query)")
@@ -40,7 +40,7 @@ def recall(repo: Repo, cfg: Config, items: str | list[str], via: str = "api", ma
                 tier, norm, how = exact[item], names.normalize(item), ""
             else:
                 known = known or locate.known(repo)
-                tier, norm, how = _target(repo, cfg, item, match, known)
+                tier, norm, how = _target(repo, cfg, item, match, known, mode)
             if tier == "active":
                 done.append(Change("recall", norm, names.tier_path("active", norm), None, "already active"))
             elif norm not in found:
@@ -75,7 +75,8 @@ def recall(repo: Repo, cfg: Config, items: str | list[str], via: str = "api", ma
                        for norm, (tier, how) in found.items()]
 
 
-def _target(repo: Repo, cfg: Config, item: str, match: bool, known: locate.Known) -> tuple[str, str, str]:
+def _target(repo: Repo, cfg: Config, item: str, match: bool, known: locate.Known,
+            mode: str | None = None) -> tuple[str, str, str]:
     """(tier, name, how) of what `item` names, or (`match`) of the best non-active hit for it as a query."""
     from strata_git.store import search
 
@@ -89,7 +90,9 @@ def _target(repo: Repo, cfg: Config, item: str, match: bool, known: locate.Known
         return tier, norm, ""
     if not match:
         raise locate.not_found(repo, norm)
-    hits = [h for h in search.search(repo, item, limit=20, max_bytes=cfg.max_memory_bytes) if h.tier != "active"]
+    found = search.search(repo, item, limit=20, max_bytes=cfg.max_memory_bytes, mode=mode or cfg.search_mode(),
+                          model=cfg.search_model, weight=cfg.search_meaning_weight)
+    hits = [h for h in found if h.tier != "active"]
     if not hits:
         if norm:
             raise locate.not_found(repo, norm)

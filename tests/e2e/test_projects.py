@@ -130,6 +130,36 @@ def test_the_boot_context_puts_the_current_project_first_and_others_as_far_as_th
     assert "rejections/use-mongodb" in everyone["rejections"]  # without a current project: every rejection
 
 
+def test_other_projects_get_the_budget_only_after_everything_of_this_one(mem: Path):
+    _decision(mem, "decisions/web-db", "web", "Postgres for the web.")
+    for i in range(4):
+        proc = strata(mem, "write", f"notes/app-{i}", "--project", "app", "-m", f"App note {i}: " + "word " * 30)
+        assert proc.returncode == 0, proc.stderr
+    assert strata(mem, "write", "notes/web-note", "--project", "web", "-m", "A web note.").returncode == 0
+    squeezed = 0
+    for budget in range(150, 700, 25):  # at every budget: another project's only once all of this one's are in
+        found = json.loads(strata(mem, "context", "--project", "app", "--budget", str(budget), "--json").stdout)
+        ours = len(found["full"]) + len([n for n in found["listed"] if n.startswith("notes/app-")])
+        theirs = "decisions/web-db" in found["decisions"] or "notes/web-note" in found["listed"]
+        assert ours == 4 or not theirs, (budget, found)
+        squeezed += ours < 4
+    assert squeezed  # (some budgets were too small for all of this project's)
+    roomy = strata(mem, "context", "--project", "app", "--budget", "3000").stdout.decode()
+    assert "decisions/web-db" in roomy and "## Other projects' active memories" in roomy
+    assert "`notes/web-note`" in roomy.split("## Other projects' active memories", 1)[1]
+
+
+def test_the_rest_comes_by_recency_and_use(mem: Path):
+    assert strata(mem, "write", "notes/old", "-m", "An old note, read often.").returncode == 0
+    env = {"GIT_COMMITTER_DATE": "2026-11-20T12:00:00+00:00", "GIT_AUTHOR_DATE": "2026-11-20T12:00:00+00:00"}
+    assert strata(mem, "write", "notes/new", "-m", "A newer note, never read.", env=env).returncode == 0
+    first = json.loads(strata(mem, "context", "--json").stdout)["full"]
+    assert first.index("notes/new") < first.index("notes/old")
+    assert strata(mem, "read", "notes/old").returncode == 0  # read now: used after the newer one changed
+    second = json.loads(strata(mem, "context", "--json").stdout)["full"]
+    assert second.index("notes/old") < second.index("notes/new")
+
+
 def test_the_hooks_name_the_sessions_project_and_capture_records_it(mem: Path, tmp_path: Path):
     app = _code(tmp_path, "app", "git@github.com:org/app.git")
     _decision(mem, "decisions/app-db", "github.com/org/app", "Postgres for the app.")

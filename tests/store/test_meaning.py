@@ -289,3 +289,80 @@ def test_a_damaged_meaning_database_falls_back_to_words_once_and_is_made_afresh(
     assert (mem / ".git/strata/catalog.sqlite").exists()  # the catalog was not taken for the broken one
     again = strata(mem, "search", "database", "--mode", "meaning", "--json")
     assert again.returncode == 0 and b"off for now" not in again.stderr and json.loads(again.stdout)
+
+
+def test_recall_query_finds_its_memory_by_meaning_as_search_does(mem: Path, model: Path):
+    strata(mem, "write", "notes/koda-auth", "-m", "Koda login: passkeys plus magic links, no passwords.")
+    strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso and likes the window seat.")
+    _use(mem, model)
+    assert strata(mem, "janitor", "--now", "+40d").returncode == 0
+    assert (mem / "cooled/notes/koda-auth.md").exists()
+    by_words = strata(mem, "recall", "--query", "how do people sign in", "--mode", "words")
+    assert by_words.returncode != 0 and not (mem / "active/notes/koda-auth.md").exists()
+    done = strata(mem, "recall", "--query", "how do people sign in", "--json")  # both, with a model set
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)[0]["name"] == "notes/koda-auth"
+    assert (mem / "active/notes/koda-auth.md").exists() and not (mem / "cooled/notes/koda-auth.md").exists()
+
+
+_WITHOUT_THE_EXTRA = """import sys
+
+
+class _Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("onnxruntime", "tokenizers", "numpy"):
+            raise ImportError(f"No module named {name!r}")
+
+
+sys.meta_path.insert(0, _Absent())
+"""
+
+
+def test_without_the_extra_every_door_searches_by_words_with_one_warning(mem: Path, tmp_path: Path):
+    """As a machine without `git-strata[semantic]` runs: a model named in config changes nothing but
+    a warning, whatever command meets it."""
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(_WITHOUT_THE_EXTRA)
+    env = {"PYTHONPATH": str(blocker)}
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.onnx").write_bytes(b"x")
+    (folder / "tokenizer.json").write_text("{}")
+    _use(mem, folder)
+    strata(mem, "write", "notes/db", "-m", "The event store runs on Postgres.", env=env)
+    assert strata(mem, "janitor", "--now", "+40d", env=env).returncode == 0
+    proc = strata(mem, "search", "postgres", "--json", env=env)
+    assert proc.returncode == 0 and [h["name"] for h in json.loads(proc.stdout)] == ["notes/db"]
+    assert proc.stderr.count(b"semantic extra is not installed") == 1
+    recalled = strata(mem, "recall", "--query", "postgres", env=env)
+    assert recalled.returncode == 0 and b"semantic extra is not installed" in recalled.stderr
+    reindexed = strata(mem, "reindex", "--json", env=env)
+    assert reindexed.returncode == 0 and "semantic extra is not installed" in json.loads(reindexed.stdout)["meaning"]
+
+
+def test_a_new_model_in_a_pruned_clone_fetches_the_archived_blobs_in_one_batch(mem: Path, model: Path,
+                                                                             tmp_path: Path):
+    from conftest import bare_remote, git
+
+    remote = bare_remote(tmp_path / "remote.git")
+    git(mem, "remote", "add", "origin", str(remote))
+    strata(mem, "write", "decisions/koda-auth", "-m", "Koda login: passkeys plus magic links, no passwords.")
+    strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso and likes the window seat.")
+    strata(mem, "write", "notes/db", "-m", "The event store runs on Postgres because we need transactions.")
+    assert strata(mem, "janitor", "--now", "+40d").returncode == 0
+    assert strata(mem, "janitor", "--now", "+200d").returncode == 0  # archived with no model: no vectors
+    assert strata(mem, "sync").returncode == 0 and strata(mem, "archive").returncode == 0
+    clone = tmp_path / "clone"
+    assert strata(tmp_path, "clone", str(remote), str(clone)).returncode == 0
+    assert not (clone / "archive/decisions/koda-auth.md").exists()  # pruned: no blob here
+    _use(clone, model)
+    trace = tmp_path / "trace"
+    done = strata(clone, "reindex", "--json", env={"GIT_TRACE": str(trace)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["meaning_notes"] == 3
+    fetches = [line for line in trace.read_text(errors="replace").splitlines() if "built-in: git fetch" in line]
+    assert len(fetches) == 1, fetches  # the three archived blobs, one fetch
+    hits = json.loads(strata(clone, "search", "how do people sign in", "--mode", "meaning", "--json").stdout)
+    assert hits[0]["name"] == "decisions/koda-auth" and hits[0]["tier"] == "archive"
+    assert not (clone / "archive/decisions/koda-auth.md").exists()  # still pruned
