@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -149,23 +150,36 @@ def test_a_record_carries_vectors_and_a_forged_one_is_refused():
         assert records.parse(json.dumps({**rec, **forged}).encode(), "a" * 40) == "meaning vectors of the wrong shape"
 
 
-def test_an_archived_memory_is_found_by_meaning_in_a_fresh_clone_without_its_blob(mem: Path, model: Path,
-                                                                                 tmp_path: Path):
+def _archived_in_a_pruned_clone(mem: Path, tmp_path: Path, texts: dict[str, str],
+                                before: Callable[[], None] = lambda: None) -> Path:
+    """Write `texts` (plain notes: they archive), call `before`, archive them, push and prune, and
+    make a fresh clone: archived blobs are not in it."""
     from conftest import bare_remote, git
 
     remote = bare_remote(tmp_path / "remote.git")
     git(mem, "remote", "add", "origin", str(remote))
-    strata(mem, "write", "decisions/koda-auth", "-m", "Koda login: passkeys plus magic links, no passwords.")
-    strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso and likes the window seat.")
-    _use(mem, model)
-    assert _names(mem, "how do people sign in", "--mode", "meaning")[0] == "decisions/koda-auth"  # embedded
+    for name, text in texts.items():
+        strata(mem, "write", name, "-m", text)
+    before()
     assert strata(mem, "janitor", "--now", "+40d").returncode == 0
-    assert strata(mem, "janitor", "--now", "+200d").returncode == 0  # a plain note archives (no decision type)
-    assert (mem / "archive/decisions/koda-auth.md").exists()
+    assert strata(mem, "janitor", "--now", "+200d").returncode == 0
+    assert all((mem / f"archive/{name}.md").exists() for name in texts)
     assert strata(mem, "sync").returncode == 0 and strata(mem, "archive").returncode == 0
     clone = tmp_path / "clone"
     assert strata(tmp_path, "clone", str(remote), str(clone)).returncode == 0
-    assert not (clone / "archive/decisions/koda-auth.md").exists()  # pruned: the blob is not here
+    assert not any((clone / f"archive/{name}.md").exists() for name in texts)  # pruned: no blob here
+    return clone
+
+
+def test_an_archived_memory_is_found_by_meaning_in_a_fresh_clone_without_its_blob(mem: Path, model: Path,
+                                                                                 tmp_path: Path):
+    def embedded() -> None:
+        _use(mem, model)
+        assert _names(mem, "how do people sign in", "--mode", "meaning")[0] == "decisions/koda-auth"
+
+    clone = _archived_in_a_pruned_clone(mem, tmp_path, {
+        "decisions/koda-auth": "Koda login: passkeys plus magic links, no passwords.",
+        "notes/cat": "The office cat is called Miso and likes the window seat."}, before=embedded)
     _use(clone, model)
     hits = json.loads(strata(clone, "search", "how do people sign in", "--mode", "meaning", "--json").stdout)
     assert hits[0]["name"] == "decisions/koda-auth" and hits[0]["tier"] == "archive"
@@ -343,19 +357,10 @@ def test_without_the_extra_every_door_searches_by_words_with_one_warning(mem: Pa
 
 def test_a_new_model_in_a_pruned_clone_fetches_the_archived_blobs_in_one_batch(mem: Path, model: Path,
                                                                              tmp_path: Path):
-    from conftest import bare_remote, git
-
-    remote = bare_remote(tmp_path / "remote.git")
-    git(mem, "remote", "add", "origin", str(remote))
-    strata(mem, "write", "decisions/koda-auth", "-m", "Koda login: passkeys plus magic links, no passwords.")
-    strata(mem, "write", "notes/cat", "-m", "The office cat is called Miso and likes the window seat.")
-    strata(mem, "write", "notes/db", "-m", "The event store runs on Postgres because we need transactions.")
-    assert strata(mem, "janitor", "--now", "+40d").returncode == 0
-    assert strata(mem, "janitor", "--now", "+200d").returncode == 0  # archived with no model: no vectors
-    assert strata(mem, "sync").returncode == 0 and strata(mem, "archive").returncode == 0
-    clone = tmp_path / "clone"
-    assert strata(tmp_path, "clone", str(remote), str(clone)).returncode == 0
-    assert not (clone / "archive/decisions/koda-auth.md").exists()  # pruned: no blob here
+    clone = _archived_in_a_pruned_clone(mem, tmp_path, {  # archived with no model: no vectors
+        "decisions/koda-auth": "Koda login: passkeys plus magic links, no passwords.",
+        "notes/cat": "The office cat is called Miso and likes the window seat.",
+        "notes/db": "The event store runs on Postgres because we need transactions."})
     _use(clone, model)
     trace = tmp_path / "trace"
     done = strata(clone, "reindex", "--json", env={"GIT_TRACE": str(trace)})
