@@ -148,6 +148,7 @@ discussed mention mentioned talk talked again ever please anything something thi
 """.split()))
 _PICTO_TERM = re.compile(r"^u[0-9a-f]{4,5}$")  # a pictograph's spelling (see tokens)
 PREFIX = "\0"  # marks a query term to be matched as the start of a word (see `prefixable`)
+LONGER = "\1"  # marks a query term whose longer words are matched, the term itself not ("cockroachdb")
 MIN_PREFIX = 4
 
 
@@ -166,9 +167,13 @@ def prefixable(term: str) -> bool:
 
 def expression(terms: list[str]) -> str:
     """An FTS5 MATCH expression: each term quoted (so no text is ever FTS5 syntax), OR-ed; a term
-    marked with PREFIX matches any word it starts."""
-    return " OR ".join('"' + t.lstrip(PREFIX).replace('"', '""') + '"' + ("*" if t.startswith(PREFIX) else "")
-                       for t in terms)
+    marked with PREFIX matches any word it starts, one marked with LONGER any word it starts but
+    itself."""
+    def one(term: str) -> str:
+        word = '"' + term.lstrip(PREFIX + LONGER).replace('"', '""') + '"'
+        return word + "*" if term.startswith(PREFIX) else f"({word}* NOT {word})" if term.startswith(LONGER) else word
+
+    return " OR ".join(map(one, terms))
 
 
 def match_expression(query: str) -> str:

@@ -9,9 +9,10 @@ or when either is missing, search is by words alone, with one warning saying why
 Each active and cooled memory is cut into pieces (core/chunks.py), each piece embedded (the
 tokens' last hidden states averaged over the attention mask, then scaled to unit length, as
 sentence-transformers does), and the vectors kept as int8 rows of an append-only file beside
-`meaning.sqlite` (which holds each memory's span of rows and its pieces' texts): derived state, named by the model's identity (the sha256 of its two files) and dimension, rebuilt whole
-when either changes and brought up to date, memory by memory, before each search (a file is
-embedded again when its size or mtime changed). A memory's score is its best piece's cosine.
+`meaning.sqlite` (which holds each memory's span of rows and its pieces' texts): derived state,
+named by the model's identity (the sha256 of its two files) and dimension, rebuilt whole when
+either changes and brought up to date, memory by memory, before each search (a file is embedded
+again when its size or mtime changed). A memory's score is its best piece's cosine.
 An archived memory's vectors travel in its shadow record (records.py: the model's sha256, the
 dimension and up to 8 pieces' vectors, each quantised to int8 with one scale): the janitor puts
 the cooled memory's vectors there when it archives it, and a clone without the blob reads them

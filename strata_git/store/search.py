@@ -86,8 +86,12 @@ def check(query: object, tier: str | None, limit: int, rank: str) -> str:
 
 
 class Weighed(NamedTuple):
-    terms: list[tuple[str, float, float]]  # (term, bm25 scale, Lucene idf) of the terms some memory holds
+    terms: list[tuple[str, float, float]]  # (term, bm25 scale, Lucene idf it covers) of the terms some memory holds
     idf: float  # the query's whole Lucene idf, its terms no memory holds included (counted as held by none)
+
+
+LONGER_SHARE = 0.1  # a word the query word starts counts this much of a word it names (bench/retrieval.py)
+MAX_LONGER = 32  # a held word that starts more words than this is a stem ("data"), not a name's start
 
 
 def idf_weights(db: sqlite3.Connection, terms: list[str]) -> Weighed:
@@ -98,25 +102,36 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> Weighed:
     is its idf times its term-frequency part, so each term's score is scaled by
     lucene idf / classic idf: exactly BM25 with Lucene's idf, tf and lengths still FTS5's."""
     total = indexed_count(db)
-    out = []
+    found: list[tuple[str, int, int, float]] = []  # (term, memories it finds, FTS5's count, share of its score)
     unheld = 0
     for t in terms:
         row = db.execute("SELECT doc FROM docs_vocab WHERE term = ?", (t,)).fetchone()
-        n, term = (row[0] if row else 0), t
-        if not n and textindex.prefixable(t):  # a word no memory holds is looked for as the start of one
-            row = db.execute("SELECT sum(doc) FROM docs_vocab WHERE term > ? AND term < ?", (t, t + "\uffff")
-                             ).fetchone()
-            n, term = (row[0] or 0 if row else 0), textindex.PREFIX + t
-        if not n:
+        n = row[0] if row else 0
+        # A word held or not is also looked for as the start of longer ones ("cockroach" finds
+        # "CockroachDB"): in place of itself when no memory holds it, else beside it at a share.
+        longer = words = 0
+        if textindex.prefixable(t):
+            row = db.execute("SELECT sum(doc), count(*) FROM docs_vocab WHERE term > ? AND term < ?",
+                             (t, t + "\uffff")).fetchone()
+            longer, words = (row[0] or 0, row[1]) if row else (0, 0)
+        if n:
+            found.append((t, n, n, 1.0))
+        elif longer:
+            found.append((textindex.PREFIX + t, longer, longer, 1.0))
+        else:
             unheld += 1
-            continue
-        if n > total:  # counts not yet written (inside a transaction), or a prefix's summed: count the rows
-            total = max(total, db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)"
-                                          ).fetchone()[0])
-            n = min(n, total)
-        classic = math.log((total - n + 0.5) / (n + 0.5))
+        if n and longer and words <= MAX_LONGER:  # (FTS5 counts the memories `t*` matches: about n + longer)
+            found.append((textindex.LONGER + t, longer, n + longer, LONGER_SHARE))
+    if any(n > total for _, n, _, _ in found):  # counts not yet written (in a transaction), or summed: count rows
+        total = max(total, db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)"
+                                      ).fetchone()[0])
+    out = []
+    for term, n, counted, share in found:
+        n, counted = min(n, total), min(counted, total)
+        classic = math.log((total - counted + 0.5) / (counted + 0.5))  # what FTS5's bm25() scaled by
         idf = math.log(1 + (total - n + 0.5) / (n + 0.5))
-        out.append((term, idf / (classic if classic > 0 else 1e-6), idf))
+        # A longer word's match covers none of the query's idf: the word itself covers it.
+        out.append((term, share * idf / (classic if classic > 0 else 1e-6), idf if share == 1.0 else 0.0))
     return Weighed(out, sum(i for _, _, i in out) + unheld * math.log(1 + (total + 0.5) / 0.5))
 
 

@@ -1,6 +1,7 @@
 """Questions find their answer by their words: the words that only frame a question to memory
-("what did we decide about") are dropped, and a query word no memory holds is matched as the
-start of a longer one ("cockroach" finds "CockroachDB"), live and archived alike."""
+("what did we decide about") are dropped, and a query word is matched as the start of longer ones
+too ("cockroach" finds "CockroachDB"): in its place when no memory holds it, else after the memories
+holding the word itself; live and archived alike."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ def test_only_a_word_long_enough_and_not_cjk_or_a_pictograph_is_a_prefix():
     assert textindex.prefixable("cockroach") and not textindex.prefixable("db")
     assert not textindex.prefixable("记忆") and not textindex.prefixable("u1f389")
     assert textindex.expression([textindex.PREFIX + 'co"ck']) == '"co""ck"*'  # still quoted: never FTS5 syntax
+    assert textindex.expression([textindex.LONGER + "cock"]) == '("cock"* NOT "cock")'  # longer words only
 
 
 def test_a_question_finds_the_decision_and_a_word_start_finds_the_longer_word(vault):
@@ -28,6 +30,16 @@ def test_a_question_finds_the_decision_and_a_word_start_finds_the_longer_word(va
     assert [h.name for h in vault.search("cockroach")] == ["projects/koda-db"]
     assert [h.name for h in vault.search("cockpit")] == ["projects/other"]  # held: matched exactly, no prefix
     assert vault.search("cockroachdbx") == []  # a longer word is never made shorter
+
+
+def test_a_word_some_memory_holds_still_finds_the_longer_words_it_starts_after_them(vault):
+    vault.write("projects/koda-db", b"We run CockroachDB for the Koda ledger.\n")
+    vault.write("notes/kitchen", b"A cockroach was seen in the kitchen.\n")
+    vault.write("notes/other", b"The ledger is reconciled nightly.\n")
+    hits = vault.search("cockroach")
+    assert [h.name for h in hits] == ["notes/kitchen", "projects/koda-db"]  # the word itself first
+    assert hits[0].coverage == 1.0 and hits[1].coverage == 0.0  # a longer word covers none of the question
+    assert [h.name for h in vault.search("cockroachdb")] == ["projects/koda-db"]
 
 
 def test_a_hit_says_how_much_of_the_query_it_holds_rare_words_weighing_more(vault):
