@@ -53,3 +53,20 @@ def test_a_hit_says_how_much_of_the_query_it_holds_rare_words_weighing_more(vaul
     common = [h for h in vault.search("login zanzibar") if h.name.startswith("notes/")][0]
     assert common.coverage < 0.3  # a common word held, a rare one not: little of the question
     assert vault.search("koda")[0].as_dict()["coverage"] == 1.0
+
+
+def test_a_hint_needs_the_prompts_words_not_one_common_word_of_them(vault):
+    """A prompt about something else that shares one common word with a memory scores, but covers
+    little of the prompt: no hint. The same memory asked about in its own words is hinted."""
+    from strata_git.app import agents
+
+    vault.write("projects/koda", b"Koda ships the passkey login on Thursday.\n")
+    for i in range(6):
+        vault.write(f"notes/n{i}", f"Note {i}: the login page and the team.\n".encode())
+    vault.cfg = vault.cfg._replace(agent_prompt_min_score=0.0)  # the coverage alone decides
+    assert "projects/koda" in agents.prompt_hints(vault, "when does koda ship the passkey login?")
+    other = "rename the login stage of the docker build for the voice server zanzibar quokka"
+    assert vault.search(other)  # its one common word is held...
+    assert agents.prompt_hints(vault, other) == ""  # ...but that is too little of the prompt
+    vault.cfg = vault.cfg._replace(agent_prompt_min_coverage=0.0)
+    assert agents.prompt_hints(vault, other) != ""  # (without the coverage threshold it would be hinted)
