@@ -92,6 +92,7 @@ class Weighed(NamedTuple):
 
 LONGER_SHARE = 0.1  # a word the query word starts counts this much of a word it names (bench/retrieval.py)
 MAX_LONGER = 32  # a held word that starts more words than this is a stem ("data"), not a name's start
+MAX_LONGER_MEMORIES = 1000  # ... or than this many memories hold: scoring them would cost what a word does
 
 
 def idf_weights(db: sqlite3.Connection, terms: list[str]) -> Weighed:
@@ -120,7 +121,7 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> Weighed:
             found.append((textindex.PREFIX + t, longer, longer, 1.0))
         else:
             unheld += 1
-        if n and longer and words <= MAX_LONGER:  # (FTS5 counts the memories `t*` matches: about n + longer)
+        if n and 0 < longer <= MAX_LONGER_MEMORIES and words <= MAX_LONGER:  # (FTS5 counts about n + longer)
             found.append((textindex.LONGER + t, longer, n + longer, LONGER_SHARE))
     if any(n > total for _, n, _, _ in found):  # counts not yet written (in a transaction), or summed: count rows
         total = max(total, db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)"
