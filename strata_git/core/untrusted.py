@@ -14,6 +14,8 @@ import json
 import math
 from typing import Any
 
+from strata_git.core.memory import UNSAFE_TO_DISPLAY
+
 MAX_TIME = 253_402_300_799  # 9999-12-31T23:59:59Z: the last second Python's datetime (and git) can show
 MAX_WARNINGS = 100  # kept per process; past that, one line says how many more
 _MAX_TEXT = 4096  # characters of a trailer's text value (a name, a rule, a tier)
@@ -71,8 +73,6 @@ def stamp(value: object) -> int | None:
 def text(value: object, limit: int = _MAX_TEXT) -> str | None:
     """A string without control or direction-changing characters, at most `limit` characters;
     None otherwise."""
-    from strata_git.core.memory import UNSAFE_TO_DISPLAY
-
     if not isinstance(value, str) or len(value) > limit:
         return None
     return None if UNSAFE_TO_DISPLAY.search(value) else value
@@ -81,14 +81,17 @@ def text(value: object, limit: int = _MAX_TEXT) -> str | None:
 def json_object(raw: str | bytes) -> dict | None:
     """A JSON object, or None. NaN and Infinity, which Python's json accepts, are refused."""
     try:
-        found = json.loads(raw, parse_constant=_refuse)
-    except (ValueError, RecursionError):
+        found = _DECODER.decode(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+    except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
         return None
     return found if isinstance(found, dict) else None
 
 
 def _refuse(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse)  # one for every record: a million janitor moves
 
 
 MOVE_KEYS = ("action", "name", "from", "to")  # text, required
