@@ -1,14 +1,14 @@
 """When each memory last changed, from commit history (never the file system's mtime).
 
 One `git log` pass over active/ and cooled/ (where content changes: archive/ is read-only)
-gives, for every memory name, the commit time of the last commit that touched it, skipping git-strata's own migration commits (those carrying a
-`Strata-Move` trailer: a move does not make a memory young) and merge commits: every
-commit of every line merged in counts at its own time, so a sync's merge (which only
-combines changes made on two machines, or keeps an edit in active/) makes nothing
-young, and every machine computes the same times from the same HEAD. The result is
-kept in a table under the git directory with the commit it reflects and brought forward
-incrementally (a commit writes the rows it changed; a reader looks up only the names it needs);
-a rewritten history rebuilds it.
+gives, for every memory name, the commit time of the last commit that touched it, skipping
+git-strata's own migration commits (those carrying a `Strata-Move` trailer: a move does not make
+a memory young) and merge commits: every commit of every line merged in counts at its own time,
+so a sync's merge (which only combines changes made on two machines, or keeps an edit in
+active/) makes nothing young, and every machine computes the same times from the same HEAD. The
+result is kept in a table under the git directory with the commit it reflects and brought
+forward incrementally (a commit writes the rows it changed; a reader looks up only the names it
+needs); a rewritten history rebuilds it.
 """
 
 from __future__ import annotations
