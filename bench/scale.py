@@ -18,7 +18,8 @@ Then, on each size, every step runs as a user runs it, and prints wall time and 
 resident memory of its largest process (wait4's ru_maxrss):
 
 - `git strata clone` (partial clone, sparse index, shadow records, the first build of the
-  shadow index and index.md);
+  shadow index and index.md), and beside it what plain git alone takes to fetch the same (a
+  partial clone without blobs, then the shadow records: the floor under the clone);
 - a commit with hooks: `git strata write` of a new memory, and `git commit` of an edited one
   (git's hooks run git-strata's checks and index.md), median of `--samples`;
 - `git status`;
@@ -302,12 +303,27 @@ print(json.dumps([times, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1
     return times, peak
 
 
+def plain_git_clone(remote_url: str, base: Path, env: dict[str, str]) -> float:
+    """What git alone takes for what `git strata clone` fetches: the history without blobs (a
+    partial clone) and the shadow records (every archived memory's, one blob each). The floor
+    under the clone's time, whatever git-strata does with them."""
+    plain = base / "plain-clone"
+    start = time.perf_counter()
+    sh(["git", "clone", "-q", "--filter=blob:none", "--no-checkout", remote_url, str(plain)], base, env)
+    sh(["git", "fetch", "-q", "--filter=blob:limit=8388608", "origin",
+        "+refs/strata/shadow/*:refs/remotes/origin/strata-shadow/*"], plain, env)
+    wall = time.perf_counter() - start
+    shutil.rmtree(plain, ignore_errors=True)
+    return wall
+
+
 def measure(label: str, remote_url: str, made: dict, base: Path, env: dict[str, str], samples: int) -> dict:
     found: dict[str, object] = {"size": label, **made}
     clone = base / "clone"
     progress(f"{label}: git strata clone")
     wall, peak, _ = run([STRATA, "clone", remote_url, str(clone), "--json"], base, env)
     found["clone_s"], found["clone_peak_mib"] = round(wall, 1), peak
+    found["git_clone_s"] = round(plain_git_clone(remote_url, base, env), 1)
     found["index_bytes"] = (clone / ".git/index").stat().st_size
     progress(f"{label}: commits with hooks")
     writes, commits, statuses, peaks = [], [], [], []
@@ -357,7 +373,8 @@ def measure(label: str, remote_url: str, made: dict, base: Path, env: dict[str, 
 
 
 
-ROWS = [("clone_s", "git strata clone (s)"), ("index_bytes", "index file (bytes)"),
+ROWS = [("clone_s", "git strata clone (s)"), ("git_clone_s", "plain git clone + records fetch (s)"),
+        ("index_bytes", "index file (bytes)"),
         ("write_ms", "git strata write (ms)"), ("commit_hooks_ms", "git commit with hooks (ms)"),
         ("status_ms", "git status (ms)"), ("search_watched_p50_ms", "search watched p50 (ms)"),
         ("search_watched_p95_ms", "search watched p95 (ms)"), ("search_cli_p50_ms", "search CLI p50 (ms)"),
