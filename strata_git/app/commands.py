@@ -154,6 +154,12 @@ TABLE: tuple[Command, ...] = (
         arg("name", nargs="?", help="only this memory's migrations"),
         arg("--limit", type=int, default=50, help="at most this many (default 50)"),
     )),
+    Command("history", "list a memory's versions and moves: commit, date, author, machine and why; --diff shows "
+            "what each changed", _h("cmd_history"), (
+        arg("name", help="memory name, e.g. projects/koda (in any tier, or no longer in any)"),
+        arg("--diff", action="store_true", help="show what each version changed in the text"),
+        arg("--limit", type=int, default=100, help="at most this many, newest first (default 100)"),
+    )),
     Command("why", "say where a memory is, since when, by which rule, and when it moves next", _h("cmd_why"), (
         arg("name", help="memory name, e.g. projects/koda"),
         arg("--now", metavar="WHEN", help="explain as if it were WHEN"),

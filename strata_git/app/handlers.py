@@ -283,6 +283,12 @@ def cmd_log(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    found = _vault().history(args.name, limit=args.limit, diff=args.diff)
+    _emit(args, [v.as_dict() for v in found], render.history(found))
+    return 0
+
+
 def cmd_why(args: argparse.Namespace) -> int:
     info = _vault().why(args.name, now=_when(args))
     _emit(args, info.as_dict(), render.why(info))

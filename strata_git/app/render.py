@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from strata_git.ops import capture
     from strata_git.ops import janitor as janitor_op
     from strata_git.ops import scan as scan_op
-    from strata_git.ops.audit import Migration, Why
+    from strata_git.ops.audit import Migration, Version, Why
     from strata_git.ops.clone import Cloned
     from strata_git.ops.reindex import Report
     from strata_git.ops.sync.conflicts import OpenConflict
@@ -233,6 +233,18 @@ def log(moves: list[Migration]) -> str:
     lines = [f"{m.date} {m.commit[:12]} {shown(m.action):<8} {shown(m.source)} -> {shown(m.target)}  "
              f"[{shown(str(m.rule))}; age {m.age_days} d, {_reads(m.reads, m.window_days)}]" for m in moves]
     return "\n".join(lines) or "no migrations yet"
+
+
+def history(found: list[Version]) -> str:
+    lines = []
+    for v in found:
+        where = f"{v.source}/ -> {v.tier}/" if v.source and v.tier and v.source != v.tier else f"{v.tier or v.source}/"
+        machine = f" on {shown(v.machine[:12])}" if v.machine else ""
+        lines.append(f"{v.date} {v.commit[:12]} {shown(v.action):<8} {where:<20} {shown(v.author)}{machine}: "
+                     f"{shown(v.why)}")
+        if v.diff:
+            lines.append(v.diff.rstrip("\n"))
+    return "\n".join(lines)
 
 
 def why(info: Why) -> str:

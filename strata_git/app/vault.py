@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch
     from strata_git.ops import archive as archive_op
     from strata_git.ops import janitor
-    from strata_git.ops.audit import Migration, Why
+    from strata_git.ops.audit import Migration, Version, Why
     from strata_git.ops.reading import Read
     from strata_git.ops.reindex import Report as ReindexReport
     from strata_git.ops.scan import Report as ScanReport
@@ -217,6 +217,38 @@ class Vault:
         from strata_git.ops import audit
 
         return audit.migrations(self.repo, names.normalize(name) if name else None, limit)
+
+    def history(self, name: str, limit: int = 100, diff: bool = False) -> builtins.list[Version]:
+        """Each commit that changed or moved the memory, newest first (see audit.versions); with
+        `diff`, what each changed in its text (versions this clone pruned fetched in one batch)."""
+        from strata_git.ops import audit
+
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+            raise BadName(f"bad limit {limit!r}", "give a whole number from 1 to 10000")
+        norm = names.normalize(name)
+        found = audit.versions(self.repo, norm, limit)
+        if not found:
+            import shlex
+
+            raise NotFound(f"no memory named {names.display(norm)!r} in this repository's history",
+                           f"look for it with `git strata search {shlex.quote(names.display(norm))}`")
+        return audit.with_diffs(found, self._contents, self.cfg.max_memory_bytes) if diff else found
+
+    def _contents(self, blobs: builtins.list[str]) -> dict[str, bytes | None]:
+        """Blobs' contents: those this clone holds, the rest fetched from the archive remote in one
+        batch (None for any that cannot be had)."""
+        from strata_git.errors import StrataError
+        from strata_git.gitio import partial
+        from strata_git.ops import archive
+
+        missing = set(partial.absent(self.repo, blobs)) if partial.is_pruned(self.repo) else set()
+        held = [b for b in blobs if b not in missing]
+        found: dict[str, bytes | None] = dict(zip(held, self.repo.objects(held), strict=True))
+        try:
+            found |= archive.borrow(self.repo, self.cfg, sorted(missing))
+        except StrataError:
+            pass  # (each version it lacks says so in its diff)
+        return found
 
     def why(self, name: str, now: int | None = None) -> Why:
         """Where a memory is, since when, by which rule, its evidence, and when it moves next."""

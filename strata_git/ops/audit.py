@@ -9,9 +9,10 @@ a commit is the undo.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from strata_git.core import contract, memory, names, rules, untrusted
+from strata_git.core import contract, entries, memory, names, rules, untrusted
 from strata_git.core.config import Config
 from strata_git.errors import StrataError
 from strata_git.gitio import safefs
@@ -143,3 +144,120 @@ def why(repo: Repo, cfg: Config, tier: str, name: str, now: int) -> Why:
         moved_by=last_move, would_move_now=decision[0] if decision else None,
         next=rules.next_move(state, reads, cfg, now),
     )
+
+
+# -- a memory's history: its versions and moves -------------------------------------------------
+
+_VERSIONS = ("--format=%x01%H%x00%ct%x00%an%x00%s%x00"
+             + "%x00".join(contract.log_field(k, "%x1e") for k in (contract.MOVE, contract.MACHINE, contract.ACTION))
+             + "%x00")
+_RAW = re.compile(r":\d{6} \d{6} ([0-9a-f]{40,64}) ([0-9a-f]{40,64}) ([AMDT])")
+_NO_BLOB = re.compile(r"^0+$")
+
+
+class Version(NamedTuple):
+    """What one commit did to one memory (`git strata history`)."""
+    commit: str
+    time: int  # the commit's date (as its machine's clock said)
+    author: str  # shown safely: no control or direction-changing characters
+    machine: str  # the Strata-Machine trailer: the clone that made it ("" for a plain git commit)
+    action: str  # create, edit, delete, or a move: cool, archive, promote, recall, moved
+    source: str  # the tier it was in before ("" if it was not)
+    tier: str  # the tier it is in after ("" once deleted)
+    blob: str  # its content after ("" once deleted)
+    why: str  # the janitor's rule for a move, else the commit's subject
+    previous: str = ""  # its content before ("" if it had none)
+    diff: str | None = None  # with --diff: the change to its text (None: no change of content)
+
+    @property
+    def date(self) -> str | None:
+        return contract.day(self.time)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"commit": self.commit, "time": self.time, "date": self.date, "author": self.author,
+                "machine": self.machine, "action": self.action, "from": self.source, "to": self.tier,
+                "blob": self.blob, "why": self.why, **({"diff": self.diff} if self.diff is not None else {})}
+
+
+def versions(repo: Repo, name: str, limit: int = 100) -> list[Version]:
+    """Each commit that changed or moved memory `name` (with .md) in any tier, newest first: every
+    commit on every line merged in, at its own time (merge commits are left out: what they bring
+    is listed as the commits that made it). Commit dates, authors and trailers come from other
+    machines: each is checked, and a commit whose date no clock gives is left out with a warning."""
+    if repo.head() is None:
+        return []
+    paths = [names.tier_path(tier, name) for tier in names.TIERS]
+    out = repo.git("log", "-z", "--raw", "--no-renames", "--no-merges", "--full-history", "--no-abbrev",
+                   _VERSIONS, "HEAD", "--", *paths).decode("utf-8", "surrogateescape")
+    found: list[Version] = []
+    for record in out.split("\x01")[1:]:
+        fields = record.split("\0")
+        if len(fields) < 8:
+            continue
+        commit, stamp, author, subject, moves, machine, action = fields[:7]
+        when = untrusted.stamp(stamp)
+        if when is None:
+            untrusted.warn(f"commit {commit[:12]}", f"its date ({stamp[:24]}) is not between 1970 and 9999; "
+                           "left out of the history")
+            continue
+        before, after = _sides(fields[7:], paths)
+        tiers = (before[0] if before else "", after[0] if after else "")
+        # A move record counts only where git shows that move (a trailer is anyone's to write).
+        move = next((m for m in map(untrusted.move, filter(None, (t.strip() for t in moves.split("\x1e"))))
+                     if m is not None and m["name"] == names.display(name)
+                     and (_path(m, "from"), _path(m, "to")) == tuple(names.tier_path(t, name) for t in tiers)), None)
+        if move is not None:
+            kind, why = move["action"], move["rule"] or subject
+        elif before and after and tiers[0] != tiers[1]:
+            kind, why = ("recall" if "recall" in action.split(",") else "moved"), subject
+        else:
+            kind, why = ("create" if not before else "delete" if not after else "edit"), subject
+        found.append(Version(commit, when, entries.clean(author)[:200],
+                             untrusted.text(machine.strip(), 64) or "", kind, tiers[0], tiers[1],
+                             after[1] if after else "", entries.clean(why)[:300], before[1] if before else ""))
+        if len(found) >= limit:
+            break
+    return found
+
+
+def _sides(raw: list[str], paths: list[str]) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """(tier, blob) the memory had before and after one commit, from its `--raw -z` lines."""
+    before = after = None
+    for i in range(len(raw) - 1):  # (":<modes> <old> <new> <status>", path) pairs, after git's blank ones
+        found = _RAW.match(raw[i].lstrip("\n"))
+        if found is None or raw[i + 1] not in paths:
+            continue
+        old, new, status = found.groups()
+        tier = raw[i + 1].split("/", 1)[0]
+        if status != "A" and not _NO_BLOB.match(old):
+            before = (tier, old)
+        if status != "D" and not _NO_BLOB.match(new):
+            after = (tier, new)
+    return before, after
+
+
+def with_diffs(found: list[Version], read: Callable[[list[str]], dict[str, bytes | None]],
+               max_bytes: int) -> list[Version]:
+    """Each version with the change it made to the memory's text, as a unified diff whose lines are
+    shown safely (control characters escaped); a move that kept the content has none (None)."""
+    import difflib
+
+    texts = read(sorted({b for v in found for b in (v.blob, v.previous) if b}))
+
+    def lines(blob: str) -> list[str]:
+        if not blob:
+            return []
+        data = texts.get(blob)
+        if data is None:
+            return [f"(version {blob[:12]} is not in this clone and could not be fetched)"]
+        return data[:max_bytes].decode("utf-8", "replace").splitlines()
+
+    out = []
+    for v in found:
+        if v.blob == v.previous:
+            out.append(v)
+            continue
+        diff = difflib.unified_diff(lines(v.previous), lines(v.blob), f"a/{v.previous[:12] or 'nothing'}",
+                                    f"b/{v.blob[:12] or 'nothing'}", lineterm="")
+        out.append(v._replace(diff="".join(entries.shown(line) + "\n" for line in diff)))
+    return out
