@@ -37,6 +37,9 @@ TIER = arg("--tier", choices=("active", "cooled", "archive"), help="only this ti
 TYPE = arg("--type", help="only memories of this type")
 PROJECT = arg("--project", metavar="NAME",
               help="only memories of this project (as they record it: github.com/org/app, or a folder's name)")
+AS_OF = arg("--as-of", metavar="WHEN",
+            help="as it was then: a date (2026-03-01), a commit of the memory (HEAD~3), or a revision of the code "
+                 "repository you stand in (its commit's date); from history, changing and recording nothing")
 MODE = arg("--mode", choices=("words", "meaning", "both"),
            help="words, meaning (a local model: search.model), or both fused (default: both when a model is set, "
                 "else words)")
@@ -65,9 +68,10 @@ TABLE: tuple[Command, ...] = (
     Command("read", "print a memory from whichever tier holds it (records an access)", _h("cmd_read"), (
         arg("name", help="memory name, e.g. projects/koda"),
         arg("--summary", action="store_true", help="print the summary made when it cooled, not the memory"),
+        AS_OF,
     )),
-    Command("list", "list memories with tier, type, title and tags", _h("cmd_list"), (TIER, TYPE, PROJECT)),
-    Command("status", "counts and sizes per tier, hooks, config in force, problems", _h("cmd_status")),
+    Command("list", "list memories with tier, type, title and tags", _h("cmd_list"), (TIER, TYPE, PROJECT, AS_OF)),
+    Command("status", "counts and sizes per tier, hooks, config in force, problems", _h("cmd_status"), (AS_OF,)),
     Command("reject", "record a rejection (\"we said no to X\") in one commit: never cooled, always in the boot "
             "context", _h("cmd_reject"), (
         arg("text", help='what was said no to, in one line: "use MongoDB for the event store"'),

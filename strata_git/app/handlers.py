@@ -36,6 +36,22 @@ def _vault() -> Vault:
     return Vault.open(".")
 
 
+def _vault_or_the_machines() -> Vault:
+    """The memory here, or, standing in a code repository, the one this machine names
+    (STRATA_MEMORY or `git config strata.memory`): what `--as-of REV` of that code reads."""
+    from strata_git.app import where
+    from strata_git.app.vault import Vault
+    from strata_git.errors import NotFound
+
+    try:
+        return Vault.open(".")
+    except NotFound:
+        found = where.memory(None, os.getcwd())
+        if found.path is None or os.path.realpath(found.path) == os.path.realpath(os.getcwd()):
+            raise
+        return Vault.open(found.path)
+
+
 def _content(args: argparse.Namespace) -> bytes:
     if args.message is not None and args.file is not None:
         raise StrataError("give the content once: -m or --file, not both", "choose one")
@@ -83,6 +99,16 @@ def cmd_write(args: argparse.Namespace) -> int:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
+    if args.as_of is not None:
+        vault = _vault_or_the_machines()
+        point = vault.as_of(args.as_of, os.getcwd())
+        result = vault.read(args.name, as_of=args.as_of, code_dir=os.getcwd())
+        if args.json:
+            _emit(args, {**result.as_dict(), "as_of": point.as_dict()}, "")
+        else:
+            sys.stdout.buffer.write(result.raw)
+            sys.stdout.flush()
+        return 0
     if args.summary:
         tier, text = _vault().summary(args.name)
         _emit(args, {"name": args.name, "tier": tier, "summary": text}, text.rstrip("\n"))
@@ -97,12 +123,17 @@ def cmd_read(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    entries = _vault().list(tier=args.tier, type=args.type, project=args.project)
+    vault = _vault() if args.as_of is None else _vault_or_the_machines()
+    entries = vault.list(tier=args.tier, type=args.type, project=args.project, as_of=args.as_of, code_dir=os.getcwd())
     _emit(args, [e.as_dict() for e in entries], render.listing(entries))
     return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    if args.as_of is not None:
+        counted = _vault_or_the_machines().status_as_of(args.as_of, os.getcwd())
+        _emit(args, counted.as_dict(), render.status_as_of(counted))
+        return 0
     status = _vault().status()
     _emit(args, status.as_dict(), render.status(status))
     return 0

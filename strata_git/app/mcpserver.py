@@ -53,6 +53,9 @@ Name = Annotated[str, Field(min_length=1, max_length=1024,
 Tier = Literal["active", "cooled", "archive"]
 TypeName = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z][a-z0-9_-]*$",
                                 description="memory type: note, decision, rejection, lesson, task, entity, ...")]
+AsOf = Annotated[str, Field(min_length=1, max_length=256,
+                            description="as it was then: a date (2026-03-01; a day alone means its end), or a commit "
+                                        "of the memory's branch; the server's own folder's code revisions too")]
 Project = Annotated[str, Field(min_length=1, max_length=200,
                                description="a project as memories record it: github.com/org/app (a remote URL without "
                                            "scheme, user or .git) or a folder's name")]
@@ -113,8 +116,14 @@ class Server:
 
     # -- tools ----------------------------------------------------------------------------------
 
-    def read(self, name: Name, summary: bool = False) -> str:
+    def read(self, name: Name, summary: bool = False, as_of: AsOf | None = None) -> str:
         vault = self.vault()
+        if as_of is not None:  # from history: changes and records nothing, archived content fetched
+            point = vault.as_of(as_of, os.getcwd())
+            found = vault.read(name, as_of=as_of, code_dir=os.getcwd())
+            header = {"name": names.display(found.name), "tier": found.tier, "as_of": point.commit,
+                      "date": point.as_dict()["date"]}
+            return self._served([(header, found.raw.decode("utf-8", "replace"))])
         if summary:  # a summary stays on disk when the archived text is pruned
             tier, text = vault.summary(name)
             norm = names.normalize(name)
@@ -173,8 +182,8 @@ class Server:
 
     def list(self, tier: Tier | None = None, type: TypeName | None = None,
              limit: Annotated[int, Field(ge=1, le=1000)] = 200, offset: Annotated[int, Field(ge=0)] = 0,
-             project: Project | None = None) -> str:
-        entries = self.vault().list(tier=tier, type=type, project=project)
+             project: Project | None = None, as_of: AsOf | None = None) -> str:
+        entries = self.vault().list(tier=tier, type=type, project=project, as_of=as_of, code_dir=os.getcwd())
         page = entries[offset:offset + limit]
         lines = [f"{e.tier} · {names.display(e.name)} · {e.type} · {e.title}"
                  + (f" · #{' #'.join(e.tags)}" if e.tags else "") for e in page]
@@ -227,7 +236,8 @@ class Server:
 # name -> (description, annotations arguments)
 TOOLS: dict[str, tuple[str, dict[str, bool]]] = {
     "read": ("Read one memory in full (active or cooled), or with summary=true the summary made when it cooled. "
-             "An archived memory must be brought back with recall first. Records an access.",
+             "An archived memory must be brought back with recall first. Records an access. With as_of (a date or "
+             "a commit), the memory as it was then, in whatever tier it was, changing and recording nothing.",
              {"read_only": True}),
     "write": ("Write an ACTIVE memory with the given Markdown (optional YAML frontmatter; title, tags and type "
               "set frontmatter keys). mode: create (default; refused if the name exists, saying what replacing "
@@ -239,7 +249,7 @@ TOOLS: dict[str, tuple[str, dict[str, bool]]] = {
                "Rejections are never cooled and always appear in the boot context.",
                {"read_only": False, "destructive": False, "idempotent": False}),
     "list": ("List memories (tier, name, type, title, tags), optionally of one tier, type or project; paged with "
-             "limit and offset.", {"read_only": True}),
+             "limit and offset; with as_of (a date or a commit), as they were then.", {"read_only": True}),
     "index": ("The router (index.md): one line per active memory by folder, and a summary of cooled and "
               "archived ones.", {"read_only": True}),
     "search": ("Search all tiers (active, cooled, and archive through the shadow index) for any text; each hit "

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from strata_git.ops import capture
     from strata_git.ops import janitor as janitor_op
     from strata_git.ops import scan as scan_op
+    from strata_git.ops.asof import Counted
     from strata_git.ops.audit import Migration, Version, Why
     from strata_git.ops.clone import Cloned
     from strata_git.ops.reindex import Report
@@ -233,6 +234,14 @@ def log(moves: list[Migration]) -> str:
     lines = [f"{m.date} {m.commit[:12]} {shown(m.action):<8} {shown(m.source)} -> {shown(m.target)}  "
              f"[{shown(str(m.rule))}; age {m.age_days} d, {_reads(m.reads, m.window_days)}]" for m in moves]
     return "\n".join(lines) or "no migrations yet"
+
+
+def status_as_of(counted: Counted) -> str:
+    p = counted.point
+    lines = [f"as of {p.commit[:12]} ({day(p.time)}; {p.how} {shown(p.asked.strip())})"]
+    lines += [f"  {tier:<8} {n:>8} memories {b:>12} bytes" + (f" ({u} of a size not known here)" if u else "")
+              for tier, (n, b, u) in counted.tiers.items()]
+    return "\n".join(lines)
 
 
 def history(found: list[Version]) -> str:

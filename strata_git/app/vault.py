@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch
     from strata_git.ops import archive as archive_op
     from strata_git.ops import janitor
+    from strata_git.ops.asof import Counted
+    from strata_git.ops.asof import Point as AsOf
     from strata_git.ops.audit import Migration, Version, Why
     from strata_git.ops.reading import Read
     from strata_git.ops.reindex import Report as ReindexReport
@@ -94,12 +96,26 @@ class Vault:
         return memories.reject(self.repo, self.cfg, text, name=name, why=why, via=via, agent=self.agent,
                                project=project)
 
-    def read(self, name: str, via: str = "api", archived: str = "recall") -> Read:
+    def read(self, name: str, via: str = "api", archived: str = "recall", as_of: str | None = None,
+             code_dir: str | None = None) -> Read:
         """The memory from whichever tier holds it; records an access. An archived one is recalled
-        first, or (`archived="refuse"`) refused."""
+        first, or (`archived="refuse"`) refused. `as_of` (a date, a commit of the memory, or a
+        revision of the code repository `code_dir` is in): the memory as it was then, from history,
+        changing and recording nothing (see ops/asof.py)."""
         from strata_git.ops import reading
 
+        if as_of is not None:
+            from strata_git.ops import asof
+
+            tier, raw = asof.read(self.repo, self.cfg, name, self.as_of(as_of, code_dir))
+            return reading.Read(names.normalize(name), tier, raw)
         return reading.read(self.repo, self.cfg, name, via=via, agent=self.agent, archived=archived)
+
+    def as_of(self, asked: str, code_dir: str | None = None) -> AsOf:
+        """The commit of the memory `asked` names: a date, a commit, or a code revision (asof.py)."""
+        from strata_git.ops import asof
+
+        return asof.resolve(self.repo, asked, code_dir)
 
     def summary(self, name: str) -> tuple[str, str]:
         """(tier, text) of the summary made when the memory cooled."""
@@ -150,12 +166,19 @@ class Vault:
         with open(path, encoding="utf-8") as f:
             return path, f.read()
 
-    def list(self, tier: str | None = None, type: str | None = None, project: str | None = None) -> list[Entry]:
-        """Every memory (of one tier, type or project if given; `project` is checked as a name)."""
+    def list(self, tier: str | None = None, type: str | None = None, project: str | None = None,
+             as_of: str | None = None, code_dir: str | None = None) -> list[Entry]:
+        """Every memory (of one tier, type or project if given; `project` is checked as a name);
+        `as_of`: as they were then (see `read`)."""
         if tier is not None and tier not in names.TIERS:
             raise BadName(f"unknown tier {tier!r}", f"use one of: {', '.join(names.TIERS)}")
         wanted = None if project is None else projects.check(project)
-        entries = self.refresh_router().entries
+        if as_of is not None:
+            from strata_git.ops import asof
+
+            entries = asof.listing(self.repo, self.cfg, self.as_of(as_of, code_dir))
+        else:
+            entries = self.refresh_router().entries
         return [e for e in entries if (tier is None or e.tier == tier) and (type is None or e.type == type)
                 and (wanted is None or e.project == wanted)]
 
@@ -206,6 +229,12 @@ class Vault:
 
         return reports.status(self.repo, self.cfg)
 
+    def status_as_of(self, asked: str, code_dir: str | None = None) -> Counted:
+        """Memories and bytes per tier as they were then (see `read`)."""
+        from strata_git.ops import asof
+
+        return asof.status(self.repo, self.as_of(asked, code_dir))
+
     def stats(self) -> Stats:
         """Sizes, movements, reads, index freshness and what the boot context saves (see stats.py)."""
         from strata_git.app import stats
@@ -232,23 +261,12 @@ class Vault:
 
             raise NotFound(f"no memory named {names.display(norm)!r} in this repository's history",
                            f"look for it with `git strata search {shlex.quote(names.display(norm))}`")
-        return audit.with_diffs(found, self._contents, self.cfg.max_memory_bytes) if diff else found
+        if not diff:
+            return found
+        from strata_git.ops import asof
 
-    def _contents(self, blobs: builtins.list[str]) -> dict[str, bytes | None]:
-        """Blobs' contents: those this clone holds, the rest fetched from the archive remote in one
-        batch (None for any that cannot be had)."""
-        from strata_git.errors import StrataError
-        from strata_git.gitio import partial
-        from strata_git.ops import archive
-
-        missing = set(partial.absent(self.repo, blobs)) if partial.is_pruned(self.repo) else set()
-        held = [b for b in blobs if b not in missing]
-        found: dict[str, bytes | None] = dict(zip(held, self.repo.objects(held), strict=True))
-        try:
-            found |= archive.borrow(self.repo, self.cfg, sorted(missing))
-        except StrataError:
-            pass  # (each version it lacks says so in its diff)
-        return found
+        return audit.with_diffs(found, lambda blobs: asof.contents(self.repo, self.cfg, blobs),
+                                self.cfg.max_memory_bytes)
 
     def why(self, name: str, now: int | None = None) -> Why:
         """Where a memory is, since when, by which rule, its evidence, and when it moves next."""

@@ -1,0 +1,256 @@
+"""The memory as it was: `--as-of DATE|COMMIT|REV` on `read`, `list` and `status`.
+
+Answered from history alone: the work tree, the index and the catalog are not touched, and
+nothing is recorded (a look at the past is no use of a memory). A point in time is resolved to a
+commit of the memory's current branch:
+
+- a DATE (`2026-03-01`, `2026-03-01T12:00:00+01:00`, `@<unix time>`; a day alone means its end,
+  23:59:59 UTC): the newest commit on the branch's first-parent line dated at or before it.
+  Commit dates come from other machines' clocks and can run out of order: the walk goes from
+  HEAD back along first parents and stops at the first commit dated at or before DATE, even if
+  an older one is dated later;
+- a COMMIT of the memory repository (any revision git reads: a hash, `HEAD~3`, a tag): it must be
+  an ancestor of the current branch (a commit of another line is refused);
+- a REV of the code repository the command runs in (when that is not the memory itself): "what
+  did the agent know when it made that change?" uses that commit's date as DATE.
+
+Archived content this clone pruned is fetched from the archive remote in one batch, into a
+scratch repository (the clone stays pruned), as `history --diff` does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import NamedTuple
+
+from strata_git.core import memory, names, untrusted
+from strata_git.core.config import Config
+from strata_git.core.entries import Entry
+from strata_git.core.rules import DAY
+from strata_git.errors import BadMemory, BadName, NotFound, Refused, StrataError
+from strata_git.gitio.git import Repo, discover
+from strata_git.ops import archive
+
+_DATE = re.compile(r"^(@-?\d+|\d{4}-\d{2}-\d{2}([T ][0-9:.]+)?(Z|[+-]\d{2}:?\d{2})?)$")
+_MAX_ASKED = 256
+
+
+class Point(NamedTuple):
+    """A commit of the memory, and how it was reached."""
+    commit: str
+    time: int  # its commit date
+    asked: str  # what was given
+    how: str  # "date", "commit" or "code revision"
+
+    def as_dict(self) -> dict:
+        from strata_git.core import contract
+
+        return {"commit": self.commit, "date": contract.day(self.time), "time": self.time, "asked": self.asked,
+                "how": self.how}
+
+
+def resolve(repo: Repo, asked: str, code_dir: str | None = None) -> Point:
+    """The commit `asked` names (see the module's docstring)."""
+    from strata_git.core.rules import parse_when
+
+    if not isinstance(asked, str) or not asked.strip() or len(asked) > _MAX_ASKED or "\0" in asked:
+        raise BadName("--as-of needs a date, a commit of the memory or a revision of the code repository",
+                      "give a date like 2026-03-01, a commit like HEAD~3, or a code revision like v1.2")
+    value = asked.strip()
+    if repo.head() is None:
+        raise NotFound("the memory has no commits yet", "write a memory first")
+    if _DATE.match(value):  # a day alone means the whole of it: its end
+        return _at(repo, parse_when(value, 0) + (DAY - 1 if len(value) == 10 else 0), asked, "date")
+    commit = _commit(repo, value)
+    if commit is not None:
+        if not repo.ok("merge-base", "--is-ancestor", commit, "HEAD"):
+            raise Refused(f"--as-of {value}: commit {commit[:12]} is not on the memory's current branch",
+                          "give a commit of the current branch, or a date")
+        return Point(commit, _date(repo, commit), asked, "commit")
+    code = _code_repo(repo, code_dir)
+    found = _commit(code, value) if code is not None else None
+    if code is None or found is None:
+        raise BadName(f"--as-of {value[:60]!r} is not a date"
+                      + (", a commit of the memory or a revision of the code repository here" if code is not None
+                         else " or a commit of the memory"),
+                      "give a date like 2026-03-01, a commit like HEAD~3, or a code revision like v1.2")
+    return _at(repo, _date(code, found), asked, "code revision")
+
+
+def _commit(repo: Repo, rev: str) -> str | None:
+    if rev.startswith("-"):
+        return None  # (never an option of git's)
+    out = repo.git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", check=False)
+    found = out.decode().strip()
+    return found if re.fullmatch(r"[0-9a-f]{40,64}", found) else None
+
+
+def _date(repo: Repo, commit: str) -> int:
+    stamp = untrusted.stamp(repo.git("log", "-1", "--format=%ct", commit, "--").decode())
+    if stamp is None:
+        raise Refused(f"commit {commit[:12]} has a date no clock gives", "give a date instead")
+    return stamp
+
+
+def _code_repo(repo: Repo, code_dir: str | None) -> Repo | None:
+    """The git repository `code_dir` is in, if it is not the memory itself."""
+    if not code_dir:
+        return None
+    try:
+        code = discover(code_dir)
+    except StrataError:
+        return None
+    return None if os.path.realpath(code.root) == os.path.realpath(repo.root) else code
+
+
+def _at(repo: Repo, when: int, asked: str, how: str) -> Point:
+    out = repo.git("rev-list", "--first-parent", "--format=%ct", "HEAD").decode().split("\n")
+    for i in range(0, len(out) - 1, 2):  # "commit <id>" then its date
+        commit, stamp = out[i].removeprefix("commit "), untrusted.stamp(out[i + 1])
+        if stamp is not None and stamp <= when:
+            return Point(commit, stamp, asked, how)
+    from strata_git.core import contract
+
+    raise NotFound(f"the memory has no commit dated at or before {contract.day(when)}",
+                   "its history starts later: see `git strata history NAME` or `git log`")
+
+
+class Listed(NamedTuple):
+    tier: str
+    name: str  # with .md
+    blob: str
+    size: int  # -1: not known here (a pruned clone's blob the shadow index does not describe)
+
+
+def _listed(repo: Repo, commit: str) -> list[Listed]:
+    """The memories at `commit`. Their sizes come from git where it holds the blob; a pruned clone
+    asks git for none it lacks (that would fetch it) and takes an archived one's from its record."""
+    from strata_git.gitio import partial
+
+    pruned = partial.is_pruned(repo)
+    out = repo.git("ls-tree", "-r", *([] if pruned else ["-l"]), "-z", commit, "--", *names.TIERS)
+    found = []
+    for item in out.decode("utf-8", "surrogateescape").split("\0"):
+        meta, tab, path = item.partition("\t")
+        parts = meta.split()
+        where = names.split_path(path)
+        if tab and len(parts) >= 3 and parts[1] == "blob" and where and where[1].endswith(names.SUFFIX):
+            size = int(parts[3]) if len(parts) == 4 and parts[3].isdigit() else -1
+            found.append(Listed(where[0], where[1], parts[2], size))
+    if not pruned:
+        return found
+    sizes = _sizes(repo, sorted({item.blob for item in found}))
+    return [item._replace(size=sizes.get(item.blob, -1)) for item in found]
+
+
+def _sizes(repo: Repo, blobs: list[str]) -> dict[str, int]:
+    """Sizes of the blobs a pruned clone holds (git asked about no other), then of the archived
+    ones the shadow index describes."""
+    from strata_git.gitio import partial
+    from strata_git.store import catalog
+
+    absent = set(partial.absent(repo, blobs))
+    held = [b for b in blobs if b not in absent]
+    out = repo.git("cat-file", "--batch-check=%(objectname) %(objectsize)", input="\n".join(held).encode()) \
+        if held else b""
+    found = {oid: int(size) for oid, _, size in (line.partition(" ") for line in out.decode().splitlines())
+             if size.isdigit()}
+    with catalog.connect(repo) as db:
+        found |= {blob: size for blob, size in db.execute("SELECT blob, size FROM archived") if blob in absent}
+    return found
+
+
+def contents(repo: Repo, cfg: Config, blobs: list[str]) -> dict[str, bytes | None]:
+    """Blobs' contents: those this clone holds (one batch), the rest, which a pruned clone left on
+    its remote, fetched from the archive remote in one batch into a scratch repository (the clone
+    stays pruned); any that cannot be had are left out."""
+    from strata_git.gitio import partial
+
+    missing = set(partial.absent(repo, blobs)) if partial.is_pruned(repo) else set()
+    held = [b for b in blobs if b not in missing]
+    found: dict[str, bytes | None] = dict(zip(held, repo.objects(held), strict=True))
+    try:
+        found |= archive.borrow(repo, cfg, sorted(missing))
+    except StrataError:
+        pass  # (what each caller does without it, it says)
+    return found
+
+
+def read(repo: Repo, cfg: Config, name: str, point: Point) -> tuple[str, bytes]:
+    """(tier, content) of memory `name` at `point`."""
+    norm = names.normalize(name)
+    entries = repo.ls_tree(point.commit, *(names.tier_path(t, norm) for t in names.TIERS))
+    for tier in names.TIERS:
+        entry = entries.get(names.tier_path(tier, norm))
+        if entry is not None and entry.type == "blob":
+            data = contents(repo, cfg, [entry.oid]).get(entry.oid)
+            if data is None:
+                raise NotFound(f"{names.display(norm)} as of {point.commit[:12]} is archived and could not be "
+                               "fetched from the archive remote", "check the archive remote with `git strata status`")
+            return tier, data
+    raise NotFound(f"no memory named {names.display(norm)!r} as of {point.asked.strip()[:60]} "
+                   f"(commit {point.commit[:12]})", f"see its versions with `git strata history {names.display(norm)}`")
+
+
+def listing(repo: Repo, cfg: Config, point: Point) -> list[Entry]:
+    """Every memory at `point` with its tier, size, title, type, tags and project: from the
+    blobs this clone holds, else from the shadow records (archived ones), else its name alone."""
+    from strata_git.store import catalog
+
+    listed = _listed(repo, point.commit)
+    wanted = {item.blob for item in listed}
+    with catalog.connect(repo) as db:  # what the shadow index knows of archived blobs (one pass)
+        rows = {r[0]: r[1:] for r in db.execute("SELECT blob, title, type, tags, project FROM archived")
+                if r[0] in wanted}
+    unknown = [item.blob for item in listed if item.blob not in rows]
+    held = _held(repo, unknown)
+    out = []
+    for item in listed:
+        if item.blob in rows:
+            title, kind, tags, project = rows[item.blob]
+            out.append(Entry(item.tier, item.name, max(item.size, 0), title or "", kind or "note",
+                             tuple(t for t in (tags or "").split(catalog.TAG_SEP) if t), project=project or ""))
+            continue
+        data = held.get(item.blob)
+        try:
+            parsed = memory.parse(data, names.tier_path(item.tier, item.name)) if data is not None else None
+        except BadMemory as e:
+            out.append(Entry(item.tier, item.name, max(item.size, 0), problem=e.message))
+            continue
+        if parsed is None:
+            out.append(Entry(item.tier, item.name, max(item.size, 0)))
+        else:
+            project = parsed.meta.get("project")
+            out.append(Entry(item.tier, item.name, max(item.size, 0), parsed.title or "", parsed.type,
+                             tuple(parsed.tags), project=project if isinstance(project, str) else ""))
+    return out
+
+
+def _held(repo: Repo, blobs: list[str]) -> dict[str, bytes]:
+    """The contents of those `blobs` this clone holds (one batch; a pruned clone's others are left
+    out, never fetched: a listing shows their names)."""
+    from strata_git.gitio import partial
+
+    if partial.is_pruned(repo):
+        absent = set(partial.absent(repo, blobs))
+        blobs = [b for b in blobs if b not in absent]
+    return {b: data for b, data in zip(blobs, repo.objects(blobs), strict=True) if data is not None}
+
+
+class Counted(NamedTuple):
+    point: Point
+    tiers: dict[str, tuple[int, int, int]]  # tier: (memories, bytes, memories whose size is not known here)
+
+    def as_dict(self) -> dict:
+        return {"as_of": self.point.as_dict(),
+                "tiers": {t: {"memories": n, "bytes": b, "size_unknown": u} for t, (n, b, u) in self.tiers.items()}}
+
+
+def status(repo: Repo, point: Point) -> Counted:
+    """Memories and bytes per tier at `point`."""
+    counts = {t: (0, 0, 0) for t in names.TIERS}
+    for item in _listed(repo, point.commit):
+        n, b, u = counts[item.tier]
+        counts[item.tier] = (n + 1, b + max(item.size, 0), u + (item.size < 0))
+    return Counted(point, counts)

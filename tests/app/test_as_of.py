@@ -1,0 +1,134 @@
+"""`--as-of DATE|COMMIT|REV` on read, list and status (and the MCP read and list tools): the memory
+as it was then, in the tier it was in, from history alone: nothing written, nothing recorded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from conftest import bare_remote, git, head, strata
+
+
+def _at(day: str) -> dict:
+    return {"GIT_COMMITTER_DATE": f"{day}T12:00:00+00:00", "GIT_AUTHOR_DATE": f"{day}T12:00:00+00:00"}
+
+
+def _ok(mem: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    proc = strata(mem, *args, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _story(mem: Path) -> None:
+    """notes/db written on 03-01, changed on 03-10, cooled on 04-20; notes/cat written on 03-05."""
+    _ok(mem, "write", "notes/db", "-m", "Postgres 15.", env=_at("2026-03-01"))
+    _ok(mem, "write", "notes/cat", "-m", "The cat is Miso.", env=_at("2026-03-05"))
+    _ok(mem, "write", "notes/db", "--replace", "-m", "Postgres 16.", env=_at("2026-03-10"))
+    _ok(mem, "janitor", "--now", "2026-04-20T12:00:00+00:00")
+
+
+def test_read_list_and_status_as_of_a_date_and_a_commit(mem: Path):
+    _story(mem)
+    assert _ok(mem, "read", "notes/db", "--as-of", "2026-03-03").stdout == b"Postgres 15."
+    assert _ok(mem, "read", "notes/db", "--as-of", "2026-03-10").stdout == b"Postgres 16."  # the whole day
+    found = json.loads(_ok(mem, "read", "notes/db", "--as-of", "2026-03-03", "--json").stdout)
+    assert found["tier"] == "active" and found["as_of"]["how"] == "date" and found["as_of"]["date"] == "2026-03-01"
+    assert json.loads(_ok(mem, "read", "notes/db", "--as-of", "HEAD", "--json").stdout)["tier"] == "cooled"
+    listed = json.loads(_ok(mem, "list", "--as-of", "2026-03-06", "--json").stdout)
+    assert {(e["tier"], e["name"], e["title"]) for e in listed if e["name"].startswith("notes/")} == {
+        ("active", "notes/db", "Postgres 15."), ("active", "notes/cat", "The cat is Miso.")}
+    assert [e["name"] for e in json.loads(_ok(mem, "list", "--as-of", "HEAD", "--tier", "cooled", "--json").stdout)
+            ] == ["notes/cat", "notes/db"]
+    counted = json.loads(_ok(mem, "status", "--as-of", "HEAD~1", "--json").stdout)
+    assert counted["tiers"]["cooled"]["memories"] == 0 and counted["as_of"]["how"] == "commit"
+    missing = strata(mem, "read", "notes/cat", "--as-of", "2026-03-02")
+    assert missing.returncode == 1 and b"no memory named 'notes/cat' as of 2026-03-02" in missing.stderr
+
+
+def test_as_of_changes_and_records_nothing_and_refuses_what_it_cannot_read(mem: Path, tmp_path: Path):
+    _story(mem)
+    before = head(mem)
+    log = mem / ".git/strata/access.log"
+    reads = log.read_bytes() if log.exists() else b""
+    _ok(mem, "read", "notes/db", "--as-of", "2026-03-03")
+    _ok(mem, "list", "--as-of", "2026-03-03")
+    git(mem, "checkout", "-q", "-b", "side", "HEAD~1")
+    git(mem, "commit", "-q", "--allow-empty", "-m", "elsewhere")
+    side = head(mem)
+    git(mem, "checkout", "-q", "-")
+    for bad in ("1999-01-01", "nonsense", side, "--upload-pack=touch x", "HEAD:notes", "2026-02-30", " "):
+        proc = strata(mem, "read", "notes/db", f"--as-of={bad}")
+        assert proc.returncode != 0 and b"Traceback" not in proc.stderr and proc.stderr.count(b"\n") <= 2, bad
+    assert b"not on the memory's current branch" in strata(mem, "read", "notes/db", f"--as-of={side}").stderr
+    assert head(mem) == before and git(mem, "status", "--porcelain").stdout == b""
+    assert (log.read_bytes() if log.exists() else b"") == reads and not (mem / "x").exists()
+
+
+def test_as_of_a_revision_of_the_code_repository_uses_its_date(mem: Path, tmp_path: Path):
+    _story(mem)
+    code = tmp_path / "code"
+    code.mkdir()
+    git(code, "init", "-q")
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m",
+                    "the change"], cwd=code, check=True, env={**_plain_env(), **_at("2026-03-07")})
+    git(code, "tag", "v1")
+    proc = strata(code, "read", "notes/db", "--as-of", "v1", "--json", env={"STRATA_MEMORY": str(mem)})
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert found["content"] == "Postgres 15." and found["as_of"]["how"] == "code revision"
+
+
+def _plain_env() -> dict:
+    import os
+
+    return dict(os.environ)
+
+
+def test_out_of_order_dates_take_the_first_commit_back_along_first_parents(mem: Path):
+    _ok(mem, "write", "notes/a", "-m", "One.", env=_at("2026-05-01"))
+    _ok(mem, "write", "notes/a", "--replace", "-m", "Two.", env=_at("2026-03-01"))  # a clock running behind
+    # 2026-04-01: HEAD (03-01) is the first commit back that is dated at or before it
+    assert _ok(mem, "read", "notes/a", "--as-of", "2026-04-01").stdout == b"Two."
+    assert _ok(mem, "read", "notes/a", "--as-of", "HEAD~1").stdout == b"One."
+
+
+def test_as_of_in_a_pruned_clone_fetches_an_archived_version_without_unpruning(mem: Path, tmp_path: Path):
+    remote = bare_remote(tmp_path / "remote.git")
+    git(mem, "remote", "add", "origin", str(remote))
+    _ok(mem, "write", "notes/old", "-m", "Archived words.")
+    _ok(mem, "janitor", "--now", "+40d")
+    _ok(mem, "janitor", "--now", "+200d")
+    _ok(mem, "sync")
+    _ok(mem, "archive")
+    clone = tmp_path / "clone"
+    _ok(tmp_path, "clone", str(remote), str(clone))
+    assert _ok(clone, "read", "notes/old", "--as-of", "HEAD").stdout == b"Archived words."
+    assert json.loads(_ok(clone, "read", "notes/old", "--as-of", "HEAD", "--json").stdout)["tier"] == "archive"
+    assert not (clone / "archive/notes/old.md").exists() and git(clone, "status", "--porcelain").stdout == b""
+    listed = json.loads(_ok(clone, "list", "--as-of", "HEAD", "--tier", "archive", "--json").stdout)
+    assert [(e["name"], e["title"]) for e in listed] == [("notes/old", "Archived words.")]  # from its record
+
+
+def test_the_mcp_read_and_list_tools_take_as_of(mem: Path):
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    from helpers.mcp import params
+
+    _story(mem)
+
+    async def main():
+        async with stdio_client(params(mem)) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            read = await s.call_tool("read", {"name": "notes/db", "as_of": "2026-03-03"})
+            listed = await s.call_tool("list", {"as_of": "2026-03-03"})
+            bad = await s.call_tool("read", {"name": "notes/db", "as_of": "1999-01-01"})
+            return read, listed, bad
+
+    read, listed, bad = anyio.run(main)
+    text = read.content[0].text
+    assert "Postgres 15." in text and "Postgres 16." not in text
+    assert "notes/db" in listed.content[0].text and "notes/cat" not in listed.content[0].text
+    assert bad.is_error and "no commit dated at or before" in bad.content[0].text
