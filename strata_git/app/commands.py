@@ -86,6 +86,7 @@ TABLE: tuple[Command, ...] = (
         arg("--project", metavar="NAME",
             help="the current project: its memories first, then those of no project, other projects' only as far "
                  "as the budget allows"),
+        AS_OF,
     )),
     Command("stats", "memories and bytes per tier, migrations per week, reads, index freshness, tokens and bytes "
             "saved", _h("cmd_stats")),

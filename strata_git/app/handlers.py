@@ -200,7 +200,8 @@ def cmd_reject(args: argparse.Namespace) -> int:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    ctx = _vault().context(args.budget, type=args.type, project=args.project)
+    vault = _vault() if args.as_of is None else _vault_or_the_machines()
+    ctx = vault.context(args.budget, type=args.type, project=args.project, as_of=args.as_of, code_dir=os.getcwd())
     if not args.json and ctx.over_budget:
         print(f"git-strata: warning: the header and the active rejections alone need {ctx.tokens} tokens, over "
               f"the budget of {ctx.budget}; every rejection is included all the same", file=sys.stderr)

@@ -214,12 +214,21 @@ class Vault:
     # -- reports ------------------------------------------------------------------------------------
 
     def context(self, budget: int | None = None, type: str | None = None, standing_only: bool = False,
-                active_only: bool = False, project: str | None = None) -> Context:
+                active_only: bool = False, project: str | None = None, as_of: str | None = None,
+                code_dir: str | None = None) -> Context:
         """The boot context: rejections, decisions, recent memories, the router (`standing_only`:
         the rejections and decisions alone; `active_only`: look at active/ alone, not refreshing
         index.md or the other tiers' rows; `project`: the current project, whose memories come first,
-        other projects' only as far as the budget allows)."""
+        other projects' only as far as the budget allows; `as_of`: as it would have been then, see
+        `read`)."""
         from strata_git.app import reports
+
+        if as_of is not None:
+            from strata_git.ops import asof
+
+            context: Context = asof.context(self.repo, self.cfg, self.as_of(as_of, code_dir), budget, type,
+                                            standing_only, None if project is None else projects.check(project))
+            return context
 
         return reports.context(self.repo, self.cfg, budget, type, standing_only, active_only,
                                None if project is None else projects.check(project))

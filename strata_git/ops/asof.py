@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from strata_git.core import memory, names, untrusted
 from strata_git.core.config import Config
@@ -193,12 +193,12 @@ def read(repo: Repo, cfg: Config, name: str, point: Point) -> tuple[str, bytes]:
                    f"(commit {point.commit[:12]})", f"see its versions with `git strata history {names.display(norm)}`")
 
 
-def listing(repo: Repo, cfg: Config, point: Point) -> list[Entry]:
+def listing(repo: Repo, cfg: Config, point: Point, listed: list[Listed] | None = None) -> list[Entry]:
     """Every memory at `point` with its tier, size, title, type, tags and project: from the
     blobs this clone holds, else from the shadow records (archived ones), else its name alone."""
     from strata_git.store import catalog
 
-    listed = _listed(repo, point.commit)
+    listed = _listed(repo, point.commit) if listed is None else listed
     wanted = {item.blob for item in listed}
     with catalog.connect(repo) as db:  # what the shadow index knows of archived blobs (one pass)
         rows = {r[0]: r[1:] for r in db.execute("SELECT blob, title, type, tags, project FROM archived")
@@ -254,3 +254,31 @@ def status(repo: Repo, point: Point) -> Counted:
         n, b, u = counts[item.tier]
         counts[item.tier] = (n + 1, b + max(item.size, 0), u + (item.size < 0))
     return Counted(point, counts)
+
+
+def context(repo: Repo, cfg: Config, point: Point, budget: int | None = None, type: str | None = None,
+            standing_only: bool = False, project: str | None = None) -> Any:
+    """The boot context as it would have been built at `point`: the memories then, their last
+    changes in the history up to it, and the reads recorded up to its date (core/context.py)."""
+    from strata_git.core import context as boot
+    from strata_git.store import access, history
+
+    listed = _listed(repo, point.commit)
+    entries = listing(repo, cfg, point, listed)
+    blob = {(item.tier, item.name): item.blob for item in listed}
+    shown = [e for e in entries if e.tier == "active" or e.tier == "cooled" and e.type in ("decision", "rejection")]
+    texts = contents(repo, cfg, sorted({blob[(e.tier, e.name)] for e in shown}))
+    times: dict[str, int] = {}
+    history.scan(repo, point.commit, times)  # (not the table: it follows HEAD)
+    reads = {name: max(kept) for name, stamps in access.reads_by_name(repo).items()
+             if (kept := [t for t in stamps if t <= point.time])}
+
+    def read(entry: Entry) -> str:
+        data = texts.get(blob[(entry.tier, entry.name)])
+        if data is None:
+            raise NotFound(f"{entry.path} as of {point.commit[:12]} could not be had", "")
+        return data[:cfg.max_memory_bytes].decode("utf-8", "replace")
+
+    return boot.build(entries, times, read, point.commit, boot.check_budget(boot.DEFAULT_BUDGET if budget is None
+                                                                            else budget),
+                      type, standing_only, project, reads)

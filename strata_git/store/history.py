@@ -206,6 +206,14 @@ def last_changed(repo: Repo, at: Head | None, names: Iterable[str] | None = None
     return found
 
 
+def scan(repo: Repo, commit: str, times: dict[str, int]) -> None:
+    """`times` filled from the whole history of `commit`, without the table (which follows HEAD):
+    what the times were then (`--as-of`)."""
+    skipped: list[str] = []
+    _scan(repo, commit, times, skipped)
+    _report(skipped[-untrusted.MAX_WARNINGS:])
+
+
 def _report(skipped: list[str]) -> None:
     for line in skipped:  # kept in the cache, so every command that reads history says so again
         where, _, what = line.partition(": ")

@@ -132,3 +132,18 @@ def test_the_mcp_read_and_list_tools_take_as_of(mem: Path):
     assert "Postgres 15." in text and "Postgres 16." not in text
     assert "notes/db" in listed.content[0].text and "notes/cat" not in listed.content[0].text
     assert bad.is_error and "no commit dated at or before" in bad.content[0].text
+
+
+def test_the_boot_context_as_it_would_have_been_then(mem: Path):
+    _ok(mem, "write", "decisions/db", "--type", "decision", "-m", "Events in MongoDB.", env=_at("2026-03-01"))
+    _story(mem)  # (the janitor cools the decision too)
+    _ok(mem, "recall", "decisions/db", env=_at("2026-05-01"))
+    _ok(mem, "write", "decisions/db", "--replace", "--type", "decision", "-m", "Events in Postgres: transactions.",
+        env=_at("2026-05-01"))
+    then = _ok(mem, "context", "--as-of", "2026-03-06").stdout.decode()
+    assert "Events in MongoDB." in then and "Postgres: transactions" not in then and "Postgres 16." not in then
+    assert "Postgres 15." in then  # notes/db as it was, in full
+    now = _ok(mem, "context").stdout.decode()
+    assert "Postgres: transactions" in now and "MongoDB" not in now
+    found = json.loads(_ok(mem, "context", "--as-of", "2026-03-06", "--json").stdout)
+    assert found["decisions"] == ["decisions/db"] and found["active_memories"] == 3
