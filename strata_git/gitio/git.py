@@ -23,7 +23,11 @@ if TYPE_CHECKING:
 
     import pygit2
 
-TIMEOUT = 300
+TIMEOUT = 300  # seconds any local git command may take: past it, something hangs
+# A transfer moves what the repository holds: a fresh clone of a million archived memories fetches
+# a million shadow records, which a busy server took more than TIMEOUT to pack. An hour, then.
+TRANSFER_TIMEOUT = 3600
+_TRANSFERS = frozenset({"clone", "fetch", "push", "ls-remote"})
 
 
 def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -94,14 +98,16 @@ def _read(lib: pygit2.Repository, name: str) -> bytes | None:
 
 def run(args: list[str], cwd: str, *, input: bytes | None = None, check: bool = True,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    limit = TRANSFER_TIMEOUT if _command(args) in _TRANSFERS else TIMEOUT
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True,
                               stdin=None if input is not None else subprocess.DEVNULL,
-                              env=_env(env), timeout=TIMEOUT)
+                              env=_env(env), timeout=limit)
     except FileNotFoundError:
         raise GitFailed("git is not installed or not on PATH", "install git 2.39 or newer") from None
     except subprocess.TimeoutExpired:
-        raise GitFailed(f"git {args[0]} did not finish in {TIMEOUT} s", "check for a hung hook or remote") from None
+        raise GitFailed(f"git {_command(args)} did not finish in {limit} s",
+                        "check for a hung hook or remote") from None
     if check and proc.returncode != 0:
         raise GitFailed(f"git {_command(args)} failed: {error_line(proc.stderr)}",
                         "run the same git command by hand to see the details")
