@@ -119,6 +119,7 @@ TABLE: tuple[Command, ...] = (
         arg("--rank", choices=("merged", "cascade"), default="merged",
             help="merged: best score first, any tier (default); cascade: active, then cooled, then archive"),
         MODE,
+        AS_OF,
     )),
     Command("archive", "push archived content to the archive remote, verify it there, then prune it locally",
             _h("cmd_archive"), (

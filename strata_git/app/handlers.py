@@ -185,8 +185,9 @@ def cmd_recall(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     from strata_git.store import meaning
 
-    hits = _vault().search(args.query, tier=args.tier, type=args.type, limit=args.limit, rank=args.rank,
-                           project=args.project, mode=args.mode)
+    vault = _vault() if args.as_of is None else _vault_or_the_machines()
+    hits = vault.search(args.query, tier=args.tier, type=args.type, limit=args.limit, rank=args.rank,
+                        project=args.project, mode=args.mode, as_of=args.as_of, code_dir=os.getcwd())
     for line in meaning.warnings():
         print(f"warning: {line}", file=sys.stderr)
     _emit(args, [h.as_dict() for h in hits], render.search(hits))

@@ -197,10 +197,12 @@ class Server:
 
     def search(self, query: Annotated[str, Field(max_length=MAX_QUERY)], tier: Tier | None = None,
                type: TypeName | None = None, limit: Annotated[int, Field(ge=1, le=min(100, MAX_LIMIT))] = 10,
-               project: Project | None = None, mode: Literal["words", "meaning", "both"] | None = None) -> str:
+               project: Project | None = None, mode: Literal["words", "meaning", "both"] | None = None,
+               as_of: AsOf | None = None) -> str:
         from strata_git.store import meaning
 
-        hits = self.vault().search(query, tier=tier, type=type, limit=limit, project=project, mode=mode)
+        hits = self.vault().search(query, tier=tier, type=type, limit=limit, project=project, mode=mode, as_of=as_of,
+                                   code_dir=os.getcwd())
         items = [({"name": h.name, "tier": h.tier, "type": h.type, "title": h.title, "score": round(h.score, 3),
                    **({"project": h.project} if h.project else {})},
                   h.snippet + (f"\n[summary]\n{h.summary}" if h.summary else "")) for h in hits]
@@ -255,7 +257,8 @@ TOOLS: dict[str, tuple[str, dict[str, bool]]] = {
     "search": ("Search all tiers (active, cooled, and archive through the shadow index) for any text; each hit "
                "says its tier (and project, if it records one). Any text is a valid query; project limits the hits "
                "to one project's memories; mode: words, meaning (a local model, if the memory has one) or both "
-               "(the default when it has). Cooled and archived hits include their summary if any.",
+               "(the default when it has). Cooled and archived hits include their summary if any. With as_of "
+               "(a date or a commit), by words among the memories as they were then.",
                {"read_only": True}),
     "recall": ("Bring a cooled or archived memory back to active (one commit; fetches archived content from "
                "the archive remote when this machine does not hold it).",

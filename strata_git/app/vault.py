@@ -183,12 +183,20 @@ class Vault:
                 and (wanted is None or e.project == wanted)]
 
     def search(self, query: str, *, tier: str | None = None, type: str | None = None, limit: int = 10,
-               rank: str = "merged", project: str | None = None, mode: str | None = None) -> builtins.list[Hit]:
+               rank: str = "merged", project: str | None = None, mode: str | None = None,
+               as_of: str | None = None, code_dir: str | None = None) -> builtins.list[Hit]:
         """Hits for any text over active/, cooled/ and the shadow index of archive/ (see search.py),
         of one project's memories if `project` is given; by `mode` words, meaning or both (default:
         both when `search.model` names a model, else words; see meaning.py)."""
         from strata_git.store import search
 
+        if as_of is not None:  # by words, among the memories then (see asof.search)
+            from strata_git.ops import asof
+
+            if mode not in (None, "words") or rank != "merged":
+                raise BadName("--as-of searches by words, best first", "leave out --mode and --rank")
+            return asof.search(self.repo, self.cfg, self.as_of(as_of, code_dir), query, tier, type, limit,
+                               None if project is None else projects.check(project))
         return search.search(self.repo, query, tier=tier, type=type, limit=limit, rank=rank,
                              max_bytes=self.cfg.max_memory_bytes, watch=self.watch,
                              project=None if project is None else projects.check(project),

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from strata_git.core import memory, names, untrusted
 from strata_git.core.config import Config
 from strata_git.core.entries import Entry
+from strata_git.core.entries import clean as clean_title
 from strata_git.core.rules import DAY
 from strata_git.errors import BadMemory, BadName, NotFound, Refused, StrataError
 from strata_git.gitio.git import Repo, discover
@@ -123,12 +124,13 @@ class Listed(NamedTuple):
     size: int  # -1: not known here (a pruned clone's blob the shadow index does not describe)
 
 
-def _listed(repo: Repo, commit: str) -> list[Listed]:
-    """The memories at `commit`. Their sizes come from git where it holds the blob; a pruned clone
-    asks git for none it lacks (that would fetch it) and takes an archived one's from its record."""
+def _listed(repo: Repo, commit: str, sizes: bool = True) -> list[Listed]:
+    """The memories at `commit`. Their sizes (unless not asked for: -1) come from git where it holds
+    the blob; a pruned clone asks git for none it lacks (that would fetch it) and takes an archived
+    one's from its record."""
     from strata_git.gitio import partial
 
-    pruned = partial.is_pruned(repo)
+    pruned = not sizes or partial.is_pruned(repo)
     out = repo.git("ls-tree", "-r", *([] if pruned else ["-l"]), "-z", commit, "--", *names.TIERS)
     found = []
     for item in out.decode("utf-8", "surrogateescape").split("\0"):
@@ -138,10 +140,10 @@ def _listed(repo: Repo, commit: str) -> list[Listed]:
         if tab and len(parts) >= 3 and parts[1] == "blob" and where and where[1].endswith(names.SUFFIX):
             size = int(parts[3]) if len(parts) == 4 and parts[3].isdigit() else -1
             found.append(Listed(where[0], where[1], parts[2], size))
-    if not pruned:
+    if not pruned or not sizes:
         return found
-    sizes = _sizes(repo, sorted({item.blob for item in found}))
-    return [item._replace(size=sizes.get(item.blob, -1)) for item in found]
+    known = _sizes(repo, sorted({item.blob for item in found}))
+    return [item._replace(size=known.get(item.blob, -1)) for item in found]
 
 
 def _sizes(repo: Repo, blobs: list[str]) -> dict[str, int]:
@@ -161,13 +163,15 @@ def _sizes(repo: Repo, blobs: list[str]) -> dict[str, int]:
     return found
 
 
-def contents(repo: Repo, cfg: Config, blobs: list[str]) -> dict[str, bytes | None]:
+def contents(repo: Repo, cfg: Config, blobs: list[str], absent: set[str] | None = None) -> dict[str, bytes | None]:
     """Blobs' contents: those this clone holds (one batch), the rest, which a pruned clone left on
-    its remote, fetched from the archive remote in one batch into a scratch repository (the clone
-    stays pruned); any that cannot be had are left out."""
+    its remote (`absent`, when the caller knows), fetched from the archive remote in one batch into
+    a scratch repository (the clone stays pruned); any that cannot be had are left out."""
     from strata_git.gitio import partial
 
-    missing = set(partial.absent(repo, blobs)) if partial.is_pruned(repo) else set()
+    if absent is None:
+        absent = set(partial.absent(repo, blobs)) if partial.is_pruned(repo) else set()
+    missing = {b for b in blobs if b in absent}
     held = [b for b in blobs if b not in missing]
     found: dict[str, bytes | None] = dict(zip(held, repo.objects(held), strict=True))
     try:
@@ -282,3 +286,99 @@ def context(repo: Repo, cfg: Config, point: Point, budget: int | None = None, ty
     return boot.build(entries, times, read, point.commit, boot.check_budget(boot.DEFAULT_BUDGET if budget is None
                                                                             else budget),
                       type, standing_only, project, reads)
+
+
+def search(repo: Repo, cfg: Config, point: Point, query: str, tier: str | None = None, type: str | None = None,
+           limit: int = 10, project: str | None = None) -> list[Any]:
+    """Hits for `query` among the memories as they were at `point`, each in the tier it was in.
+
+    The versions then are scored in the one full-text index: each version the index holds now
+    (the same blob, live or archived) as it is there, and the others (changed or removed since)
+    added for this search inside a savepoint that is rolled back. So the word statistics are
+    those of the index now plus those versions: close to, not exactly, the corpus of that day."""
+    from collections import Counter
+
+    from strata_git.core import textindex
+    from strata_git.gitio import partial
+    from strata_git.store import catalog
+    from strata_git.store import search as words
+
+    words.check(query, tier, limit, "merged")
+    terms = textindex.query_terms(query)
+    if not terms:
+        return []
+    listed = [item for item in _listed(repo, point.commit, sizes=False) if tier is None or item.tier == tier]
+    live = _live_blobs(repo)
+    with catalog.connect(repo) as db:
+        catalog.rescan(repo, db, cfg.max_memory_bytes, catalog.SEARCHED)
+        # What the index holds of each blob: (rowid, title, type, tags, project)
+        known = {r[0]: r[1:] for r in db.execute("SELECT blob, id, title, type, tags, project FROM archived")}
+        by_path = {r[0]: r[1:] for r in db.execute(
+            "SELECT path, id, title, type, tags, project FROM memories WHERE tier IN ('active', 'cooled')")}
+        known |= {blob: by_path[path] for path, blob in live.items() if path in by_path}
+        lacking = sorted({item.blob for item in listed if item.blob not in known})
+        # (which blobs a pruned clone lacks: one listing of its objects, only when some version is needed)
+        absent = set(partial.absent(repo, lacking)) if lacking and partial.is_pruned(repo) else set()
+        texts = contents(repo, cfg, lacking, absent)
+        made: dict[str, tuple] = {}  # blob: (title, type, tags, project, text) of versions the index lacks
+        for item in listed:
+            if item.blob in known or item.blob in made or texts.get(item.blob) is None:
+                continue  # (an old version no one can fetch now is not searched)
+            raw = texts[item.blob] or b""
+            try:
+                parsed = memory.parse(raw[:cfg.max_memory_bytes], names.tier_path(item.tier, item.name))
+                meta = (clean_title(parsed.title), parsed.type, tuple(parsed.tags),
+                        parsed.meta.get("project") if isinstance(parsed.meta.get("project"), str) else "",
+                        parsed.body)
+            except BadMemory:
+                meta = ("", "note", (), "", raw.decode("utf-8", "replace"))
+            made[item.blob] = (*meta, item.name[: -len(names.SUFFIX)])
+        chosen = []
+        for item in listed:
+            if item.blob in known:
+                _, title, kind, tags, proj = known[item.blob]
+            elif item.blob in made:
+                title, kind, tags, proj, _, _ = made[item.blob]
+            else:
+                continue
+            if (type is None or kind == type) and (project is None or proj == project):
+                chosen.append((item, title, kind, proj))
+        db.execute("SAVEPOINT as_of")
+        try:
+            fresh = catalog.allocate(db, len(made)) if made else 0
+            ids = {blob: fresh + n for n, blob in enumerate(made)}
+            db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", (
+                (ids[blob], *textindex.document(t, tags, k, name, Counter(textindex.tokens(body))))
+                for blob, (t, k, tags, _, body, name) in made.items()))
+            among: dict[int, int] = {}
+            for i, (item, *_) in enumerate(chosen):
+                among.setdefault(known[item.blob][0] if item.blob in known else ids[item.blob], i)
+            found = words.scored_among(db, terms, among, limit)
+        finally:
+            db.execute("ROLLBACK TO as_of")
+            db.execute("RELEASE as_of")
+        top = [(chosen[key], score, covered) for key, score, covered in found]
+        previews = dict(db.execute(f"SELECT blob, preview FROM archived WHERE blob IN ({','.join('?' * len(top))})",
+                                   [item.blob for (item, *_), _, _ in top])) if top else {}
+    wanted = sorted({item.blob for (item, *_), _, _ in top if item.blob not in made and item.blob not in previews})
+    if wanted and not absent and partial.is_pruned(repo):
+        absent = set(partial.absent(repo, wanted))
+    bodies = contents(repo, cfg, wanted, absent)
+    hits = []
+    for (item, title, kind, proj), score, covered in top:
+        text = (made[item.blob][4] if item.blob in made
+                else previews.get(item.blob) or (bodies.get(item.blob) or b"").decode("utf-8", "replace"))
+        name = item.name[: -len(names.SUFFIX)]
+        hits.append(words.Hit(item.tier, name, title or name, kind, words.readable(score),
+                              textindex.snippet(text, terms), point.commit, item.blob, project=proj,
+                              coverage=round(min(1.0, covered or 0.0), 3)))
+    return hits
+
+
+def _live_blobs(repo: Repo) -> dict[str, str]:
+    """{path: blob at HEAD} of the active and cooled memories whose file is as committed."""
+    if repo.head() is None:
+        return {}
+    dirty = {path for _, path in repo.status("active", "cooled", untracked="no")}
+    return {path: entry.oid for path, entry in repo.ls_tree("HEAD", "active", "cooled").items()
+            if entry.type == "blob" and path not in dirty}

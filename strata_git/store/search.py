@@ -182,6 +182,29 @@ def _query(db: sqlite3.Connection, terms: list[str], where: list[str], args: lis
     return db.execute(sql, (*values, *(() if where else (limit - 1,)), weighed.idf, *args, limit)).fetchall()
 
 
+_AMONG = """
+WITH hit AS MATERIALIZED (SELECT id, sum(s) AS score, sum(c) AS covered FROM ({terms}) GROUP BY id)
+SELECT t.key, hit.score, hit.covered / ? FROM hit JOIN temp.among t ON t.id = hit.id
+ORDER BY hit.score, t.key LIMIT ?
+"""
+
+
+def scored_among(db: sqlite3.Connection, terms: list[str], among: dict[int, int], limit: int) -> list[tuple]:
+    """(key, score, coverage) of the best `limit` of the full-text rows `among` ({rowid: key}),
+    scored as every search is (the index's word statistics are those of every row it holds)."""
+    weighed = idf_weights(db, terms)
+    if not weighed.terms or not among:
+        return []
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS among (id INTEGER PRIMARY KEY, key INTEGER NOT NULL)")
+    db.execute("DELETE FROM temp.among")
+    db.executemany("INSERT INTO temp.among VALUES (?, ?)", among.items())
+    part = (f"SELECT rowid AS id, rank * ? AS s, ? AS c FROM docs WHERE docs MATCH ? "
+            f"AND rank MATCH 'bm25({', '.join(map(str, WEIGHTS))})'")
+    values = [v for t, w, idf in weighed.terms for v in (w, idf, textindex.expression([t]))]
+    sql = _AMONG.format(terms=" UNION ALL ".join([part] * len(weighed.terms)))
+    return db.execute(sql, (*values, weighed.idf, limit)).fetchall()
+
+
 def _where(tier: str | None, type: str | None, project: str | None) -> tuple[list[str], list]:
     """The catalog query's filters (memories m, archived a) and their values."""
     where, args = [], []

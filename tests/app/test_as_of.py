@@ -125,9 +125,11 @@ def test_the_mcp_read_and_list_tools_take_as_of(mem: Path):
             read = await s.call_tool("read", {"name": "notes/db", "as_of": "2026-03-03"})
             listed = await s.call_tool("list", {"as_of": "2026-03-03"})
             bad = await s.call_tool("read", {"name": "notes/db", "as_of": "1999-01-01"})
-            return read, listed, bad
+            found = await s.call_tool("search", {"query": "postgres", "as_of": "2026-03-03"})
+            return read, listed, bad, found
 
-    read, listed, bad = anyio.run(main)
+    read, listed, bad, found = anyio.run(main)
+    assert "Postgres 15" in found.content[0].text and "Postgres 16" not in found.content[0].text
     text = read.content[0].text
     assert "Postgres 15." in text and "Postgres 16." not in text
     assert "notes/db" in listed.content[0].text and "notes/cat" not in listed.content[0].text
@@ -147,3 +149,20 @@ def test_the_boot_context_as_it_would_have_been_then(mem: Path):
     assert "Postgres: transactions" in now and "MongoDB" not in now
     found = json.loads(_ok(mem, "context", "--as-of", "2026-03-06", "--json").stdout)
     assert found["decisions"] == ["decisions/db"] and found["active_memories"] == 3
+
+
+def test_search_as_of_ranks_the_versions_then_in_their_tiers_then(mem: Path):
+    _story(mem)
+    _ok(mem, "recall", "notes/db")
+    _ok(mem, "write", "notes/db", "--replace", "-m", "Now on MySQL.")
+    then = json.loads(_ok(mem, "search", "postgres", "--as-of", "2026-03-03", "--json").stdout)
+    assert [(h["name"], h["tier"]) for h in then] == [("notes/db", "active")]
+    assert "Postgres 15" in then[0]["snippet"]
+    later = json.loads(_ok(mem, "search", "postgres", "--as-of", "2026-04-21", "--json").stdout)
+    assert [(h["name"], h["tier"]) for h in later] == [("notes/db", "cooled")] and "16" in later[0]["snippet"]
+    assert json.loads(_ok(mem, "search", "postgres", "--json").stdout) == []  # now it says MySQL
+    assert json.loads(_ok(mem, "search", "mysql", "--as-of", "2026-04-21", "--json").stdout) == []
+    assert json.loads(_ok(mem, "search", "miso", "--as-of", "2026-03-03", "--json").stdout) == []  # not yet written
+    refused = strata(mem, "search", "postgres", "--as-of", "HEAD", "--mode", "meaning")
+    assert refused.returncode != 0 and b"by words" in refused.stderr
+    assert json.loads(_ok(mem, "search", "mysql", "--json").stdout)[0]["name"] == "notes/db"  # the index as it was
