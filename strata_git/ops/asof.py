@@ -66,7 +66,7 @@ def resolve(repo: Repo, asked: str, code_dir: str | None = None) -> Point:
     commit = _commit(repo, value)
     if commit is not None:
         if not repo.ok("merge-base", "--is-ancestor", commit, "HEAD"):
-            raise Refused(f"--as-of {value}: commit {commit[:12]} is not on the memory's current branch",
+            raise Refused(f"--as-of {value[:60]!r}: commit {commit[:12]} is not on the memory's current branch",
                           "give a commit of the current branch, or a date")
         return Point(commit, _date(repo, commit), asked, "commit")
     code = _code_repo(repo, code_dir)
