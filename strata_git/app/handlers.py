@@ -102,7 +102,7 @@ def cmd_read(args: argparse.Namespace) -> int:
     if args.as_of is not None:
         vault = _vault_or_the_machines()
         point = vault.as_of(args.as_of, os.getcwd())
-        result = vault.read(args.name, as_of=args.as_of, code_dir=os.getcwd())
+        result = vault.read(args.name, as_of=point)
         if args.json:
             _emit(args, {**result.as_dict(), "as_of": point.as_dict()}, "")
         else:

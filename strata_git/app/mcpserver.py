@@ -120,7 +120,7 @@ class Server:
         vault = self.vault()
         if as_of is not None:  # from history: changes and records nothing, archived content fetched
             point = vault.as_of(as_of, os.getcwd())
-            found = vault.read(name, as_of=as_of, code_dir=os.getcwd())
+            found = vault.read(name, as_of=point)
             header = {"name": names.display(found.name), "tier": found.tier, "as_of": point.commit,
                       "date": point.as_dict()["date"]}
             return self._served([(header, found.raw.decode("utf-8", "replace"))])

@@ -96,7 +96,7 @@ class Vault:
         return memories.reject(self.repo, self.cfg, text, name=name, why=why, via=via, agent=self.agent,
                                project=project)
 
-    def read(self, name: str, via: str = "api", archived: str = "recall", as_of: str | None = None,
+    def read(self, name: str, via: str = "api", archived: str = "recall", as_of: str | AsOf | None = None,
              code_dir: str | None = None) -> Read:
         """The memory from whichever tier holds it; records an access. An archived one is recalled
         first, or (`archived="refuse"`) refused. `as_of` (a date, a commit of the memory, or a
@@ -107,7 +107,8 @@ class Vault:
         if as_of is not None:
             from strata_git.ops import asof
 
-            tier, raw = asof.read(self.repo, self.cfg, name, self.as_of(as_of, code_dir))
+            point = as_of if isinstance(as_of, asof.Point) else self.as_of(as_of, code_dir)
+            tier, raw = asof.read(self.repo, self.cfg, name, point)
             return reading.Read(names.normalize(name), tier, raw)
         return reading.read(self.repo, self.cfg, name, via=via, agent=self.agent, archived=archived)
 

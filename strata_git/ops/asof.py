@@ -163,10 +163,11 @@ def _sizes(repo: Repo, blobs: list[str]) -> dict[str, int]:
     return found
 
 
-def contents(repo: Repo, cfg: Config, blobs: list[str], absent: set[str] | None = None) -> dict[str, bytes | None]:
+def contents(repo: Repo, cfg: Config, blobs: list[str], absent: set[str] | None = None,
+             fetch: bool = True) -> dict[str, bytes | None]:
     """Blobs' contents: those this clone holds (one batch), the rest, which a pruned clone left on
     its remote (`absent`, when the caller knows), fetched from the archive remote in one batch into
-    a scratch repository (the clone stays pruned); any that cannot be had are left out."""
+    a scratch repository (the clone stays pruned) unless not `fetch`; any not had are left out."""
     from strata_git.gitio import partial
 
     if absent is None:
@@ -174,6 +175,8 @@ def contents(repo: Repo, cfg: Config, blobs: list[str], absent: set[str] | None 
     missing = {b for b in blobs if b in absent}
     held = [b for b in blobs if b not in missing]
     found: dict[str, bytes | None] = dict(zip(held, repo.objects(held), strict=True))
+    if not fetch:
+        return found
     try:
         found |= archive.borrow(repo, cfg, sorted(missing))
     except StrataError:
@@ -208,7 +211,7 @@ def listing(repo: Repo, cfg: Config, point: Point, listed: list[Listed] | None =
         rows = {r[0]: r[1:] for r in db.execute("SELECT blob, title, type, tags, project FROM archived")
                 if r[0] in wanted}
     unknown = [item.blob for item in listed if item.blob not in rows]
-    held = _held(repo, unknown)
+    held = contents(repo, cfg, unknown, fetch=False)  # (a listing never fetches: it shows the others' names)
     out = []
     for item in listed:
         if item.blob in rows:
@@ -229,17 +232,6 @@ def listing(repo: Repo, cfg: Config, point: Point, listed: list[Listed] | None =
             out.append(Entry(item.tier, item.name, max(item.size, 0), parsed.title or "", parsed.type,
                              tuple(parsed.tags), project=project if isinstance(project, str) else ""))
     return out
-
-
-def _held(repo: Repo, blobs: list[str]) -> dict[str, bytes]:
-    """The contents of those `blobs` this clone holds (one batch; a pruned clone's others are left
-    out, never fetched: a listing shows their names)."""
-    from strata_git.gitio import partial
-
-    if partial.is_pruned(repo):
-        absent = set(partial.absent(repo, blobs))
-        blobs = [b for b in blobs if b not in absent]
-    return {b: data for b, data in zip(blobs, repo.objects(blobs), strict=True) if data is not None}
 
 
 class Counted(NamedTuple):

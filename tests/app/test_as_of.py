@@ -4,6 +4,7 @@ as it was then, in the tier it was in, from history alone: nothing written, noth
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -71,18 +72,12 @@ def test_as_of_a_revision_of_the_code_repository_uses_its_date(mem: Path, tmp_pa
     code.mkdir()
     git(code, "init", "-q")
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m",
-                    "the change"], cwd=code, check=True, env={**_plain_env(), **_at("2026-03-07")})
+                    "the change"], cwd=code, check=True, env={**os.environ, **_at("2026-03-07")})
     git(code, "tag", "v1")
     proc = strata(code, "read", "notes/db", "--as-of", "v1", "--json", env={"STRATA_MEMORY": str(mem)})
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)
     assert found["content"] == "Postgres 15." and found["as_of"]["how"] == "code revision"
-
-
-def _plain_env() -> dict:
-    import os
-
-    return dict(os.environ)
 
 
 def test_out_of_order_dates_take_the_first_commit_back_along_first_parents(mem: Path):
