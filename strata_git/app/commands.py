@@ -89,7 +89,12 @@ TABLE: tuple[Command, ...] = (
         AS_OF,
     )),
     Command("stats", "memories and bytes per tier, migrations per week, reads, index freshness, tokens and bytes "
-            "saved", _h("cmd_stats")),
+            "saved; --chart draws memory over time", _h("cmd_stats"), (
+        arg("--chart", action="store_true",
+            help="also draw memories per tier at each week's end and the week's moves (cooled, archived, "
+                 "rehydrated, captured), from history"),
+        arg("--weeks", type=int, default=26, metavar="N", help="with --chart: the last N weeks (default 26)"),
+    )),
     Command("mcp", "run the MCP server on stdio (for agents: see docs/agents.md for registering it)", _h("cmd_mcp"), (
         arg("--agent", help="the agent's name, recorded with every change it makes"),
         arg("--memory", metavar="PATH",
@@ -165,6 +170,11 @@ TABLE: tuple[Command, ...] = (
         arg("name", help="memory name, e.g. projects/koda (in any tier, or no longer in any)"),
         arg("--diff", action="store_true", help="show what each version changed in the text"),
         arg("--limit", type=int, default=100, help="at most this many, newest first (default 100)"),
+    )),
+    Command("ui", "serve a read-only page of this memory on 127.0.0.1 (browse, search, as-of, history, the "
+            "janitor's plan, memory over time); prints its URL first", _h("cmd_ui"), (
+        arg("--port", type=int, default=0, help="the port (default: any free one)"),
+        arg("--no-browser", action="store_true", help="only print the URL; do not open a browser"),
     )),
     Command("why", "say where a memory is, since when, by which rule, and when it moves next", _h("cmd_why"), (
         arg("name", help="memory name, e.g. projects/koda"),

@@ -213,8 +213,16 @@ def cmd_context(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from strata_git.app import stats
 
-    found = _vault().stats()
-    _emit(args, found.as_dict(), stats.render(found))
+    vault = _vault()
+    found = vault.stats()
+    if not args.chart:
+        _emit(args, found.as_dict(), stats.render(found))
+        return 0
+    from strata_git.app import chart
+
+    weeks = vault.timeline(args.weeks)
+    _emit(args, {**found.as_dict(), "weeks": [w.as_dict() for w in weeks]},
+          stats.render(found) + "\n\n" + chart.terminal(weeks))
     return 0
 
 
@@ -319,6 +327,36 @@ def cmd_log(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     found = _vault().history(args.name, limit=args.limit, diff=args.diff)
     _emit(args, [v.as_dict() for v in found], render.history(found))
+    return 0
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    import json
+    import signal
+    import webbrowser
+
+    from strata_git.app import ui
+
+    server, url = ui.start(_vault(), args.port)
+    print(json.dumps({"url": url}) if args.json else url, flush=True)  # the first line, at once
+    if not args.json:
+        print("serving a read-only page on 127.0.0.1; Ctrl-C stops it", file=sys.stderr, flush=True)
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    if not args.no_browser:
+        try:
+            webbrowser.open(url)
+        except webbrowser.Error:
+            pass  # no browser here: the URL printed above is the way in
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
     return 0
 
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from strata_git.ops.reindex import Report as ReindexReport
     from strata_git.ops.scan import Report as ScanReport
     from strata_git.ops.sync.sync import Result as SyncResult
+    from strata_git.ops.timeline import Week
     from strata_git.ops.txn import Change
     from strata_git.store.search import Hit
 
@@ -258,6 +259,15 @@ class Vault:
         from strata_git.app import stats
 
         return stats.gather(self.repo, self.context)
+
+    def timeline(self, weeks: int = 26, now: int | None = None) -> builtins.list[Week]:
+        """Memories per tier at each week's end and the week's moves, the last `weeks` weeks up to
+        `now`, oldest first, from history in one pass (see ops/timeline.py)."""
+        from strata_git.ops import timeline
+
+        if isinstance(weeks, bool) or not isinstance(weeks, int) or not 1 <= weeks <= timeline.MAX_WEEKS:
+            raise BadName(f"bad number of weeks {weeks!r}", f"give a whole number from 1 to {timeline.MAX_WEEKS}")
+        return timeline.weekly(self.repo, int(time.time()) if now is None else now, weeks)
 
     def log(self, name: str | None = None, limit: int = 50) -> builtins.list[Migration]:
         """Migrations, newest first, from the janitor commits' trailers (optionally of one memory)."""

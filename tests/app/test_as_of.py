@@ -9,51 +9,34 @@ import subprocess
 from pathlib import Path
 
 from conftest import bare_remote, git, head, strata
-
-
-def _at(day: str) -> dict:
-    return {"GIT_COMMITTER_DATE": f"{day}T12:00:00+00:00", "GIT_AUTHOR_DATE": f"{day}T12:00:00+00:00"}
-
-
-def _ok(mem: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    proc = strata(mem, *args, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return proc
-
-
-def _story(mem: Path) -> None:
-    """notes/db written on 03-01, changed on 03-10, cooled on 04-20; notes/cat written on 03-05."""
-    _ok(mem, "write", "notes/db", "-m", "Postgres 15.", env=_at("2026-03-01"))
-    _ok(mem, "write", "notes/cat", "-m", "The cat is Miso.", env=_at("2026-03-05"))
-    _ok(mem, "write", "notes/db", "--replace", "-m", "Postgres 16.", env=_at("2026-03-10"))
-    _ok(mem, "janitor", "--now", "2026-04-20T12:00:00+00:00")
+from helpers.dated import at, ok, story
 
 
 def test_read_list_and_status_as_of_a_date_and_a_commit(mem: Path):
-    _story(mem)
-    assert _ok(mem, "read", "notes/db", "--as-of", "2026-03-03").stdout == b"Postgres 15."
-    assert _ok(mem, "read", "notes/db", "--as-of", "2026-03-10").stdout == b"Postgres 16."  # the whole day
-    found = json.loads(_ok(mem, "read", "notes/db", "--as-of", "2026-03-03", "--json").stdout)
+    story(mem)
+    assert ok(mem, "read", "notes/db", "--as-of", "2026-03-03").stdout == b"Postgres 15."
+    assert ok(mem, "read", "notes/db", "--as-of", "2026-03-10").stdout == b"Postgres 16."  # the whole day
+    found = json.loads(ok(mem, "read", "notes/db", "--as-of", "2026-03-03", "--json").stdout)
     assert found["tier"] == "active" and found["as_of"]["how"] == "date" and found["as_of"]["date"] == "2026-03-01"
-    assert json.loads(_ok(mem, "read", "notes/db", "--as-of", "HEAD", "--json").stdout)["tier"] == "cooled"
-    listed = json.loads(_ok(mem, "list", "--as-of", "2026-03-06", "--json").stdout)
+    assert json.loads(ok(mem, "read", "notes/db", "--as-of", "HEAD", "--json").stdout)["tier"] == "cooled"
+    listed = json.loads(ok(mem, "list", "--as-of", "2026-03-06", "--json").stdout)
     assert {(e["tier"], e["name"], e["title"]) for e in listed if e["name"].startswith("notes/")} == {
         ("active", "notes/db", "Postgres 15."), ("active", "notes/cat", "The cat is Miso.")}
-    assert [e["name"] for e in json.loads(_ok(mem, "list", "--as-of", "HEAD", "--tier", "cooled", "--json").stdout)
+    assert [e["name"] for e in json.loads(ok(mem, "list", "--as-of", "HEAD", "--tier", "cooled", "--json").stdout)
             ] == ["notes/cat", "notes/db"]
-    counted = json.loads(_ok(mem, "status", "--as-of", "HEAD~1", "--json").stdout)
+    counted = json.loads(ok(mem, "status", "--as-of", "HEAD~1", "--json").stdout)
     assert counted["tiers"]["cooled"]["memories"] == 0 and counted["as_of"]["how"] == "commit"
     missing = strata(mem, "read", "notes/cat", "--as-of", "2026-03-02")
     assert missing.returncode == 1 and b"no memory named 'notes/cat' as of 2026-03-02" in missing.stderr
 
 
 def test_as_of_changes_and_records_nothing_and_refuses_what_it_cannot_read(mem: Path, tmp_path: Path):
-    _story(mem)
+    story(mem)
     before = head(mem)
     log = mem / ".git/strata/access.log"
     reads = log.read_bytes() if log.exists() else b""
-    _ok(mem, "read", "notes/db", "--as-of", "2026-03-03")
-    _ok(mem, "list", "--as-of", "2026-03-03")
+    ok(mem, "read", "notes/db", "--as-of", "2026-03-03")
+    ok(mem, "list", "--as-of", "2026-03-03")
     git(mem, "checkout", "-q", "-b", "side", "HEAD~1")
     git(mem, "commit", "-q", "--allow-empty", "-m", "elsewhere")
     side = head(mem)
@@ -67,12 +50,12 @@ def test_as_of_changes_and_records_nothing_and_refuses_what_it_cannot_read(mem: 
 
 
 def test_as_of_a_revision_of_the_code_repository_uses_its_date(mem: Path, tmp_path: Path):
-    _story(mem)
+    story(mem)
     code = tmp_path / "code"
     code.mkdir()
     git(code, "init", "-q")
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m",
-                    "the change"], cwd=code, check=True, env={**os.environ, **_at("2026-03-07")})
+                    "the change"], cwd=code, check=True, env={**os.environ, **at("2026-03-07")})
     git(code, "tag", "v1")
     proc = strata(code, "read", "notes/db", "--as-of", "v1", "--json", env={"STRATA_MEMORY": str(mem)})
     assert proc.returncode == 0, proc.stderr
@@ -81,27 +64,27 @@ def test_as_of_a_revision_of_the_code_repository_uses_its_date(mem: Path, tmp_pa
 
 
 def test_out_of_order_dates_take_the_first_commit_back_along_first_parents(mem: Path):
-    _ok(mem, "write", "notes/a", "-m", "One.", env=_at("2026-05-01"))
-    _ok(mem, "write", "notes/a", "--replace", "-m", "Two.", env=_at("2026-03-01"))  # a clock running behind
+    ok(mem, "write", "notes/a", "-m", "One.", env=at("2026-05-01"))
+    ok(mem, "write", "notes/a", "--replace", "-m", "Two.", env=at("2026-03-01"))  # a clock running behind
     # 2026-04-01: HEAD (03-01) is the first commit back that is dated at or before it
-    assert _ok(mem, "read", "notes/a", "--as-of", "2026-04-01").stdout == b"Two."
-    assert _ok(mem, "read", "notes/a", "--as-of", "HEAD~1").stdout == b"One."
+    assert ok(mem, "read", "notes/a", "--as-of", "2026-04-01").stdout == b"Two."
+    assert ok(mem, "read", "notes/a", "--as-of", "HEAD~1").stdout == b"One."
 
 
 def test_as_of_in_a_pruned_clone_fetches_an_archived_version_without_unpruning(mem: Path, tmp_path: Path):
     remote = bare_remote(tmp_path / "remote.git")
     git(mem, "remote", "add", "origin", str(remote))
-    _ok(mem, "write", "notes/old", "-m", "Archived words.")
-    _ok(mem, "janitor", "--now", "+40d")
-    _ok(mem, "janitor", "--now", "+200d")
-    _ok(mem, "sync")
-    _ok(mem, "archive")
+    ok(mem, "write", "notes/old", "-m", "Archived words.")
+    ok(mem, "janitor", "--now", "+40d")
+    ok(mem, "janitor", "--now", "+200d")
+    ok(mem, "sync")
+    ok(mem, "archive")
     clone = tmp_path / "clone"
-    _ok(tmp_path, "clone", str(remote), str(clone))
-    assert _ok(clone, "read", "notes/old", "--as-of", "HEAD").stdout == b"Archived words."
-    assert json.loads(_ok(clone, "read", "notes/old", "--as-of", "HEAD", "--json").stdout)["tier"] == "archive"
+    ok(tmp_path, "clone", str(remote), str(clone))
+    assert ok(clone, "read", "notes/old", "--as-of", "HEAD").stdout == b"Archived words."
+    assert json.loads(ok(clone, "read", "notes/old", "--as-of", "HEAD", "--json").stdout)["tier"] == "archive"
     assert not (clone / "archive/notes/old.md").exists() and git(clone, "status", "--porcelain").stdout == b""
-    listed = json.loads(_ok(clone, "list", "--as-of", "HEAD", "--tier", "archive", "--json").stdout)
+    listed = json.loads(ok(clone, "list", "--as-of", "HEAD", "--tier", "archive", "--json").stdout)
     assert [(e["name"], e["title"]) for e in listed] == [("notes/old", "Archived words.")]  # from its record
 
 
@@ -112,7 +95,7 @@ def test_the_mcp_read_and_list_tools_take_as_of(mem: Path):
 
     from helpers.mcp import params
 
-    _story(mem)
+    story(mem)
 
     async def main():
         async with stdio_client(params(mem)) as (r, w), ClientSession(r, w) as s:
@@ -132,32 +115,32 @@ def test_the_mcp_read_and_list_tools_take_as_of(mem: Path):
 
 
 def test_the_boot_context_as_it_would_have_been_then(mem: Path):
-    _ok(mem, "write", "decisions/db", "--type", "decision", "-m", "Events in MongoDB.", env=_at("2026-03-01"))
-    _story(mem)  # (the janitor cools the decision too)
-    _ok(mem, "recall", "decisions/db", env=_at("2026-05-01"))
-    _ok(mem, "write", "decisions/db", "--replace", "--type", "decision", "-m", "Events in Postgres: transactions.",
-        env=_at("2026-05-01"))
-    then = _ok(mem, "context", "--as-of", "2026-03-06").stdout.decode()
+    ok(mem, "write", "decisions/db", "--type", "decision", "-m", "Events in MongoDB.", env=at("2026-03-01"))
+    story(mem)  # (the janitor cools the decision too)
+    ok(mem, "recall", "decisions/db", env=at("2026-05-01"))
+    ok(mem, "write", "decisions/db", "--replace", "--type", "decision", "-m", "Events in Postgres: transactions.",
+        env=at("2026-05-01"))
+    then = ok(mem, "context", "--as-of", "2026-03-06").stdout.decode()
     assert "Events in MongoDB." in then and "Postgres: transactions" not in then and "Postgres 16." not in then
     assert "Postgres 15." in then  # notes/db as it was, in full
-    now = _ok(mem, "context").stdout.decode()
+    now = ok(mem, "context").stdout.decode()
     assert "Postgres: transactions" in now and "MongoDB" not in now
-    found = json.loads(_ok(mem, "context", "--as-of", "2026-03-06", "--json").stdout)
+    found = json.loads(ok(mem, "context", "--as-of", "2026-03-06", "--json").stdout)
     assert found["decisions"] == ["decisions/db"] and found["active_memories"] == 3
 
 
 def test_search_as_of_ranks_the_versions_then_in_their_tiers_then(mem: Path):
-    _story(mem)
-    _ok(mem, "recall", "notes/db")
-    _ok(mem, "write", "notes/db", "--replace", "-m", "Now on MySQL.")
-    then = json.loads(_ok(mem, "search", "postgres", "--as-of", "2026-03-03", "--json").stdout)
+    story(mem)
+    ok(mem, "recall", "notes/db")
+    ok(mem, "write", "notes/db", "--replace", "-m", "Now on MySQL.")
+    then = json.loads(ok(mem, "search", "postgres", "--as-of", "2026-03-03", "--json").stdout)
     assert [(h["name"], h["tier"]) for h in then] == [("notes/db", "active")]
     assert "Postgres 15" in then[0]["snippet"]
-    later = json.loads(_ok(mem, "search", "postgres", "--as-of", "2026-04-21", "--json").stdout)
+    later = json.loads(ok(mem, "search", "postgres", "--as-of", "2026-04-21", "--json").stdout)
     assert [(h["name"], h["tier"]) for h in later] == [("notes/db", "cooled")] and "16" in later[0]["snippet"]
-    assert json.loads(_ok(mem, "search", "postgres", "--json").stdout) == []  # now it says MySQL
-    assert json.loads(_ok(mem, "search", "mysql", "--as-of", "2026-04-21", "--json").stdout) == []
-    assert json.loads(_ok(mem, "search", "miso", "--as-of", "2026-03-03", "--json").stdout) == []  # not yet written
+    assert json.loads(ok(mem, "search", "postgres", "--json").stdout) == []  # now it says MySQL
+    assert json.loads(ok(mem, "search", "mysql", "--as-of", "2026-04-21", "--json").stdout) == []
+    assert json.loads(ok(mem, "search", "miso", "--as-of", "2026-03-03", "--json").stdout) == []  # not yet written
     refused = strata(mem, "search", "postgres", "--as-of", "HEAD", "--mode", "meaning")
     assert refused.returncode != 0 and b"by words" in refused.stderr
-    assert json.loads(_ok(mem, "search", "mysql", "--json").stdout)[0]["name"] == "notes/db"  # the index as it was
+    assert json.loads(ok(mem, "search", "mysql", "--json").stdout)[0]["name"] == "notes/db"  # the index as it was
