@@ -31,6 +31,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from strata_git.app import chart, pages
 from strata_git.core import names
 from strata_git.errors import BadName, NotFound, StrataError
+from strata_git.gitio import git
 
 if TYPE_CHECKING:
     from strata_git.app.vault import Vault
@@ -236,6 +237,8 @@ def start(vault: Vault, port: int = 0) -> tuple[ThreadingHTTPServer, str]:
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise BadName(f"bad port {port!r}", "give a port from 1 to 65535, or leave it out for a free one")
     token = secrets.token_urlsafe(24)
+    vault.watch_files()  # a long-running process: told of changed files by the kernel, objects read in-process
+    git.use_libgit2()
     site = Site(vault)
     try:
         server = ThreadingHTTPServer((HOST, port), handler(site, token, port))

@@ -198,7 +198,7 @@ class Vault:
             if mode not in (None, "words") or rank != "merged":
                 raise BadName("--as-of searches by words, best first", "leave out --mode and --rank")
             return asof.search(self.repo, self.cfg, self.as_of(as_of, code_dir), query, tier, type, limit,
-                               None if project is None else projects.check(project))
+                               None if project is None else projects.check(project), self.watch)
         return search.search(self.repo, query, tier=tier, type=type, limit=limit, rank=rank,
                              max_bytes=self.cfg.max_memory_bytes, watch=self.watch,
                              project=None if project is None else projects.check(project),

@@ -37,6 +37,7 @@ class Watch:
         self._ino: Any = None  # an inotify_simple.INotify once started (the package ships no types)
         self._folders: dict[int, str] = {}  # watch descriptor -> folder relative to root ("" for root)
         self._synced = ""  # the catalog (its 'born' id) our last full scan went into; "" = none yet
+        self.seen = 0  # counts the takes that found a change or could not tell: unchanged, nothing changed
 
     def _start(self) -> bool:
         if INotify is None:
@@ -74,7 +75,14 @@ class Watch:
 
     def take(self, catalog_id: str) -> list[str] | None:
         """Paths (relative to root) changed since the last call, or None when only a full scan can
-        tell; after a full scan the caller calls `scanned(catalog_id)`."""
+        tell; after a full scan the caller calls `scanned(catalog_id)`. `seen` grows unless the
+        answer is that nothing changed."""
+        changed = self._take(catalog_id)
+        if changed is None or changed:
+            self.seen += 1
+        return changed
+
+    def _take(self, catalog_id: str) -> list[str] | None:
         if self._ino is None and not self._start():
             return None
         events = self._ino.read(timeout=0)

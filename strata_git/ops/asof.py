@@ -53,14 +53,26 @@ class Point(NamedTuple):
 
 def resolve(repo: Repo, asked: str, code_dir: str | None = None) -> Point:
     """The commit `asked` names (see the module's docstring)."""
-    from strata_git.core.rules import parse_when
 
     if not isinstance(asked, str) or not asked.strip() or len(asked) > _MAX_ASKED or "\0" in asked:
         raise BadName("--as-of needs a date, a commit of the memory or a revision of the code repository",
                       "give a date like 2026-03-01, a commit like HEAD~3, or a code revision like v1.2")
     value = asked.strip()
-    if repo.head() is None:
+    head = repo.head_quick()
+    if head is None:
         raise NotFound("the memory has no commits yet", "write a memory first")
+    held = _KEPT.get((repo.git_dir, "point"))
+    if held is not None and held[0] == (value, head):  # the same words at the same HEAD name the same commit
+        return held[1]._replace(asked=asked)  # type: ignore[no-any-return]
+    point = _resolve(repo, value, asked, code_dir)
+    if point.how != "code revision":  # (a code revision's commit moves with the code repository)
+        _KEPT[(repo.git_dir, "point")] = ((value, head), point)
+    return point
+
+
+def _resolve(repo: Repo, value: str, asked: str, code_dir: str | None) -> Point:
+    from strata_git.core.rules import parse_when
+
     if _DATE.match(value):  # a day alone means the whole of it: its end
         return _at(repo, parse_when(value, 0) + (DAY - 1 if len(value) == 10 else 0), asked, "date")
     commit = _commit(repo, value)
@@ -122,6 +134,26 @@ class Listed(NamedTuple):
     name: str  # with .md
     blob: str
     size: int  # -1: not known here (a pruned clone's blob the shadow index does not describe)
+
+
+_KEPT: dict[tuple[str, str], Any] = {}  # (git dir, what): the last answer kept in a long-running process
+
+
+def _kept(repo: Repo, what: str, key: object, make: Any) -> Any:
+    """`make()`, or the value it gave last time for the same `key` in this process (one per `what`
+    and repository: the MCP server and the page ask about the same point again and again)."""
+    slot = (repo.git_dir, what)
+    held = _KEPT.get(slot)
+    if held is not None and held[0] == key:
+        return held[1]
+    value = make()
+    _KEPT[slot] = (key, value)
+    return value
+
+
+def _listed_once(repo: Repo, commit: str) -> list[Listed]:
+    """`_listed(commit, sizes=False)`, kept for the last commit asked (a commit's tree never changes)."""
+    return _kept(repo, "listed", commit, lambda: _listed(repo, commit, sizes=False))  # type: ignore[no-any-return]
 
 
 def _listed(repo: Repo, commit: str, sizes: bool = True) -> list[Listed]:
@@ -280,15 +312,90 @@ def context(repo: Repo, cfg: Config, point: Point, budget: int | None = None, ty
                       type, standing_only, project, reads)
 
 
+WITHIN = 5000  # scored by walking the whole ranking (search.scored_within) from this many memories up
+
+
+def _archived_known(repo: Repo, db: Any) -> tuple[tuple, dict[str, tuple]]:
+    """(what tells the archived rows' state, {blob: (rowid, title, type, tags, project)} of those the
+    index holds), kept while they stay as they are: the shadow index's commit, the catalog's birth,
+    their count and largest id."""
+    from strata_git.store import catalog
+
+    key = (catalog.get_meta(db, "born"), catalog.get_meta(db, "shadow_commit"),
+           tuple(db.execute("SELECT count(*), max(id) FROM archived").fetchone()))
+    return key, _kept(repo, "archived", key, lambda: {
+        r[0]: r[1:] for r in db.execute("SELECT blob, id, title, type, tags, project FROM archived")})
+
+
+class _Plan(NamedTuple):
+    """What an as-of search at one point scores among, whatever the query."""
+    chosen: list[tuple]  # (Listed, title, type, project) of the memories then that pass the filters
+    made: dict[str, tuple]  # blob: (title, type, tags, project, body, name) of versions the index lacks
+    among: dict[int, int]  # the index rowid of each chosen version it holds: its key (place in `chosen`)
+    absent: set[str]  # blobs this pruned clone lacks (of those it looked at)
+    made_keys: dict[str, int]  # each chosen version the index lacks: its key
+    documents: list[tuple]  # (title, tags, body) of each of `made`, in its order, as the index takes them
+
+
+def _plan(repo: Repo, cfg: Config, db: Any, point: Point, tier: str | None, type: str | None,
+          project: str | None, known: dict[str, tuple]) -> _Plan:
+    from strata_git.gitio import partial
+
+    listed = [item for item in _listed_once(repo, point.commit) if tier is None or item.tier == tier]
+    lacking = sorted({item.blob for item in listed if item.blob not in known})
+    # (which blobs a pruned clone lacks: one listing of its objects, only when some version is needed)
+    absent = set(partial.absent(repo, lacking)) if lacking and partial.is_pruned(repo) else set()
+    texts = contents(repo, cfg, lacking, absent)
+    made: dict[str, tuple] = {}
+    for item in listed:
+        if item.blob in known or item.blob in made or texts.get(item.blob) is None:
+            continue  # (an old version no one can fetch now is not searched)
+        raw = texts[item.blob] or b""
+        try:
+            parsed = memory.parse(raw[:cfg.max_memory_bytes], names.tier_path(item.tier, item.name))
+            meta = (clean_title(parsed.title), parsed.type, tuple(parsed.tags),
+                    parsed.meta.get("project") if isinstance(parsed.meta.get("project"), str) else "", parsed.body)
+        except BadMemory:
+            meta = ("", "note", (), "", raw.decode("utf-8", "replace"))
+        made[item.blob] = (*meta, item.name[: -len(names.SUFFIX)])
+    chosen = []
+    for item in listed:
+        if item.blob in known:
+            _, title, kind, tags, proj = known[item.blob]
+        elif item.blob in made:
+            title, kind, tags, proj, _, _ = made[item.blob]
+        else:
+            continue
+        if (type is None or kind == type) and (project is None or proj == project):
+            chosen.append((item, title, kind, proj))
+    among: dict[int, int] = {}
+    made_keys: dict[str, int] = {}
+    for i, (item, *_) in enumerate(chosen):
+        if item.blob in known:
+            among.setdefault(known[item.blob][0], i)
+        else:
+            made_keys.setdefault(item.blob, i)
+    from collections import Counter
+
+    from strata_git.core import textindex
+
+    documents = [textindex.document(t, tags, k, name, Counter(textindex.tokens(body)))
+                 for t, k, tags, _, body, name in made.values()]
+    return _Plan(chosen, made, among, absent, made_keys, documents)
+
+
 def search(repo: Repo, cfg: Config, point: Point, query: str, tier: str | None = None, type: str | None = None,
-           limit: int = 10, project: str | None = None) -> list[Any]:
+           limit: int = 10, project: str | None = None, watch: Any = None) -> list[Any]:
     """Hits for `query` among the memories as they were at `point`, each in the tier it was in.
 
     The versions then are scored in the one full-text index: each version the index holds now
     (the same blob, live or archived) as it is there, and the others (changed or removed since)
     added for this search inside a savepoint that is rolled back. So the word statistics are
-    those of the index now plus those versions: close to, not exactly, the corpus of that day."""
-    from collections import Counter
+    those of the index now plus those versions: close to, not exactly, the corpus of that day.
+    A long-running process (`watch` given: the MCP server, the page) keeps what it worked out for
+    the last point and filters while the index holds the same versions, so asking that point
+    again costs the scoring alone."""
+    from collections import ChainMap
 
     from strata_git.core import textindex
     from strata_git.gitio import partial
@@ -299,59 +406,41 @@ def search(repo: Repo, cfg: Config, point: Point, query: str, tier: str | None =
     terms = textindex.query_terms(query)
     if not terms:
         return []
-    listed = [item for item in _listed(repo, point.commit, sizes=False) if tier is None or item.tier == tier]
-    live = _live_blobs(repo)
     with catalog.connect(repo) as db:
-        catalog.rescan(repo, db, cfg.max_memory_bytes, catalog.SEARCHED)
-        # What the index holds of each blob: (rowid, title, type, tags, project)
-        known = {r[0]: r[1:] for r in db.execute("SELECT blob, id, title, type, tags, project FROM archived")}
-        by_path = {r[0]: r[1:] for r in db.execute(
-            "SELECT path, id, title, type, tags, project FROM memories WHERE tier IN ('active', 'cooled')")}
-        known |= {blob: by_path[path] for path, blob in live.items() if path in by_path}
-        lacking = sorted({item.blob for item in listed if item.blob not in known})
-        # (which blobs a pruned clone lacks: one listing of its objects, only when some version is needed)
-        absent = set(partial.absent(repo, lacking)) if lacking and partial.is_pruned(repo) else set()
-        texts = contents(repo, cfg, lacking, absent)
-        made: dict[str, tuple] = {}  # blob: (title, type, tags, project, text) of versions the index lacks
-        for item in listed:
-            if item.blob in known or item.blob in made or texts.get(item.blob) is None:
-                continue  # (an old version no one can fetch now is not searched)
-            raw = texts[item.blob] or b""
-            try:
-                parsed = memory.parse(raw[:cfg.max_memory_bytes], names.tier_path(item.tier, item.name))
-                meta = (clean_title(parsed.title), parsed.type, tuple(parsed.tags),
-                        parsed.meta.get("project") if isinstance(parsed.meta.get("project"), str) else "",
-                        parsed.body)
-            except BadMemory:
-                meta = ("", "note", (), "", raw.decode("utf-8", "replace"))
-            made[item.blob] = (*meta, item.name[: -len(names.SUFFIX)])
-        chosen = []
-        for item in listed:
-            if item.blob in known:
-                _, title, kind, tags, proj = known[item.blob]
-            elif item.blob in made:
-                title, kind, tags, proj, _, _ = made[item.blob]
-            else:
-                continue
-            if (type is None or kind == type) and (project is None or proj == project):
-                chosen.append((item, title, kind, proj))
+        catalog.rescan(repo, db, cfg.max_memory_bytes, catalog.SEARCHED, watch)
+
+        def held() -> dict[str, tuple]:
+            """What the index holds of each live memory's blob: (rowid, title, type, tags, project)."""
+            live = _live_blobs(repo, watch)
+            by_path = {r[0]: r[1:] for r in db.execute(
+                "SELECT path, id, title, type, tags, project FROM memories WHERE tier IN ('active', 'cooled')")}
+            return {blob: by_path[path] for path, blob in live.items() if path in by_path}
+
+        state, archived = _archived_known(repo, db)
+        if watch is None:  # (a command's one search: nothing to keep)
+            plan = _plan(repo, cfg, db, point, tier, type, project, archived | held())
+        else:  # the live rows change only with a file (the watch tells) or HEAD
+            live_key = (repo.head_quick(), watch.seen, catalog.get_meta(db, "born"))
+            known = _kept(repo, "held", live_key, held)
+            plan = _kept(repo, "plan", (point.commit, tier, type, project, state, live_key),
+                         lambda: _plan(repo, cfg, db, point, tier, type, project, archived | known))
+        chosen, made, absent = plan.chosen, plan.made, plan.absent
         db.execute("SAVEPOINT as_of")
         try:
             fresh = catalog.allocate(db, len(made)) if made else 0
             ids = {blob: fresh + n for n, blob in enumerate(made)}
-            db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", (
-                (ids[blob], *textindex.document(t, tags, k, name, Counter(textindex.tokens(body))))
-                for blob, (t, k, tags, _, body, name) in made.items()))
-            among: dict[int, int] = {}
-            for i, (item, *_) in enumerate(chosen):
-                among.setdefault(known[item.blob][0] if item.blob in known else ids[item.blob], i)
-            found = words.scored_among(db, terms, among, limit)
+            db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)",
+                           ((fresh + n, *document) for n, document in enumerate(plan.documents)))
+            among = ChainMap({ids[blob]: key for blob, key in plan.made_keys.items()}, plan.among)
+            found = (words.scored_within if len(plan.among) + len(plan.made_keys) >= WITHIN
+                     else words.scored_among)(db, terms, among, limit)
         finally:
             db.execute("ROLLBACK TO as_of")
             db.execute("RELEASE as_of")
         top = [(chosen[key], score, covered) for key, score, covered in found]
-        previews = dict(db.execute(f"SELECT blob, preview FROM archived WHERE blob IN ({','.join('?' * len(top))})",
-                                   [item.blob for (item, *_), _, _ in top])) if top else {}
+        rows = sorted({archived[item.blob][0] for (item, *_), _, _ in top if item.blob in archived})
+        previews = dict(db.execute(f"SELECT blob, preview FROM archived WHERE id IN ({','.join('?' * len(rows))})",
+                                   rows)) if rows else {}
     wanted = sorted({item.blob for (item, *_), _, _ in top if item.blob not in made and item.blob not in previews})
     if wanted and not absent and partial.is_pruned(repo):
         absent = set(partial.absent(repo, wanted))
@@ -367,10 +456,18 @@ def search(repo: Repo, cfg: Config, point: Point, query: str, tier: str | None =
     return hits
 
 
-def _live_blobs(repo: Repo) -> dict[str, str]:
-    """{path: blob at HEAD} of the active and cooled memories whose file is as committed."""
-    if repo.head() is None:
+def _live_blobs(repo: Repo, watch: Any = None) -> dict[str, str]:
+    """{path: blob at HEAD} of the active and cooled memories whose file is as committed. With the
+    `watch` the catalog was just brought up to date through, the files that differ are asked of git
+    again only once HEAD moved or a file changed."""
+    head = repo.head_quick()
+    if head is None:
         return {}
-    dirty = {path for _, path in repo.status("active", "cooled", untracked="no")}
-    return {path: entry.oid for path, entry in repo.ls_tree("HEAD", "active", "cooled").items()
-            if entry.type == "blob" and path not in dirty}
+    def differ() -> set[str]:
+        return {path for _, path in repo.status("active", "cooled", untracked="no")}
+
+    dirty = differ() if watch is None else _kept(repo, "dirty", (head, watch.seen), differ)
+    at_head = _kept(repo, "head-tree", head, lambda: {path: entry.oid for path, entry in
+                                                      repo.ls_tree(head, "active", "cooled").items()
+                                                      if entry.type == "blob"})
+    return {path: blob for path, blob in at_head.items() if path not in dirty}

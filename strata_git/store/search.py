@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from strata_git.core import contract, entries, names, textindex
@@ -189,7 +189,7 @@ ORDER BY hit.score, t.key LIMIT ?
 """
 
 
-def scored_among(db: sqlite3.Connection, terms: list[str], among: dict[int, int], limit: int) -> list[tuple]:
+def scored_among(db: sqlite3.Connection, terms: list[str], among: Mapping[int, int], limit: int) -> list[tuple]:
     """(key, score, coverage) of the best `limit` of the full-text rows `among` ({rowid: key}),
     scored as every search is (the index's word statistics are those of every row it holds)."""
     weighed = idf_weights(db, terms)
@@ -203,6 +203,40 @@ def scored_among(db: sqlite3.Connection, terms: list[str], among: dict[int, int]
     values = [v for t, w, idf in weighed.terms for v in (w, idf, textindex.expression([t]))]
     sql = _AMONG.format(terms=" UNION ALL ".join([part] * len(weighed.terms)))
     return db.execute(sql, (*values, weighed.idf, limit)).fetchall()
+
+
+_RANKED = """
+WITH hit AS MATERIALIZED (SELECT id, sum(s) AS score, sum(c) AS covered FROM ({terms}) GROUP BY id)
+SELECT id, score, covered / ? FROM hit ORDER BY score LIMIT ?
+"""
+
+
+def scored_within(db: sqlite3.Connection, terms: list[str], among: Mapping[int, int], limit: int) -> list[tuple]:
+    """What `scored_among` answers, found by walking the whole index's ranking best first and
+    keeping the rows `among` holds: for when they are most of the index (a temporary table of them
+    would cost more than the walk)."""
+    weighed = idf_weights(db, terms)
+    if not weighed.terms or not among:
+        return []
+    part = (f"SELECT rowid AS id, rank * ? AS s, ? AS c FROM docs WHERE docs MATCH ? "
+            f"AND rank MATCH 'bm25({', '.join(map(str, WEIGHTS))})'")
+    values = [v for t, w, idf in weighed.terms for v in (w, idf, textindex.expression([t]))]
+    sql = _RANKED.format(terms=" UNION ALL ".join([part] * len(weighed.terms)))
+    first = max(4 * limit, 64)  # the best of the whole index: enough when `among` is most of it
+    while True:
+        rows = db.execute(sql, (*values, weighed.idf, first)).fetchall()
+        kept: list[tuple] = []
+        done = len(rows) < first  # every hit seen
+        for row_id, score, covered in rows:
+            if len(kept) >= limit and score > kept[-1][1]:
+                done = True  # (the rows tied with the last one kept are all in: among them the key orders)
+                break
+            key = among.get(row_id)
+            if key is not None:
+                kept.append((key, score, covered))
+        if done:
+            return sorted(kept, key=lambda k: (k[1], k[0]))[:limit]
+        first *= 16
 
 
 def _where(tier: str | None, type: str | None, project: str | None) -> tuple[list[str], list]:

@@ -144,3 +144,47 @@ def test_search_as_of_ranks_the_versions_then_in_their_tiers_then(mem: Path):
     refused = strata(mem, "search", "postgres", "--as-of", "HEAD", "--mode", "meaning")
     assert refused.returncode != 0 and b"by words" in refused.stderr
     assert json.loads(ok(mem, "search", "mysql", "--json").stdout)[0]["name"] == "notes/db"  # the index as it was
+
+
+def _hits(found) -> list[tuple]:
+    return [(h["tier"], h["name"], h["score"]) if isinstance(h, dict) else (h.tier, h.name, h.score) for h in found]
+
+
+def test_a_long_running_vault_answers_as_the_command_does_and_follows_every_change(mem: Path, monkeypatch):
+    """The MCP server and the page keep what they worked out for the last point (ops/asof.py) and, over
+    most of the index, walk its ranking instead of a table of ids: the same answers as a command's
+    one search, by either way of scoring, before and after the live memories change."""
+    from strata_git.app.vault import Vault
+    from strata_git.core import textindex
+    from strata_git.ops import asof
+    from strata_git.store import search as words
+
+    for n in range(12):
+        text = f"Postgres note {n}: " + "replica " * (n % 4) + "pool"
+        ok(mem, "write", f"notes/n{n}", "-m", text, env=at("2026-03-01"))
+    ok(mem, "write", "notes/n3", "--replace", "-m", "MySQL now, no pool", env=at("2026-03-05"))
+    point = head(mem)
+    ok(mem, "write", "notes/n4", "--replace", "-m", "Postgres note 4 changed after: pool pool", env=at("2026-03-08"))
+    vault = Vault.open(str(mem))
+    vault.watch_files()
+    queries = ("postgres pool", "replica", "mysql", "note")
+    for within in (10_000, 1):  # a table of ids; the ranking walked
+        monkeypatch.setattr(asof, "WITHIN", within)
+        for query in queries:
+            command = json.loads(ok(mem, "search", query, "--as-of", point, "--json", "--limit", "5").stdout)
+            assert _hits(vault.search(query, as_of=point, limit=5)) == _hits(command), (within, query)
+    (mem / "active/notes/n5.md").write_text("Edited on disk, not committed: nothing about databases\n")
+    ok(mem, "write", "notes/n6", "--replace", "-m", "Postgres note 6, rewritten", env=at("2026-03-09"))
+    for query in queries:
+        command = json.loads(ok(mem, "search", query, "--as-of", point, "--json", "--limit", "5").stdout)
+        assert _hits(vault.search(query, as_of=point, limit=5)) == _hits(command), query
+    assert any(name == "notes/n5" for _, name, _ in _hits(vault.search("replica", as_of=point)))
+
+    from strata_git.store import catalog
+
+    with catalog.connect(vault.repo) as db:  # the two ways of scoring agree on any set of rows
+        ids = [r[0] for r in db.execute("SELECT id FROM memories ORDER BY path")]
+        for among in ({i: k for k, i in enumerate(ids)}, {i: k for k, i in enumerate(ids[::2])}):
+            for query in queries:
+                terms = textindex.query_terms(query)
+                assert words.scored_within(db, terms, among, 3) == words.scored_among(db, terms, among, 3)
