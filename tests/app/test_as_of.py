@@ -88,7 +88,7 @@ def test_as_of_in_a_pruned_clone_fetches_an_archived_version_without_unpruning(m
     assert [(e["name"], e["title"]) for e in listed] == [("notes/old", "Archived words.")]  # from its record
 
 
-def test_the_mcp_read_and_list_tools_take_as_of(mem: Path):
+def test_the_mcp_tools_take_as_of_and_tell_a_memorys_history(mem: Path):
     import anyio
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client
@@ -104,9 +104,19 @@ def test_the_mcp_read_and_list_tools_take_as_of(mem: Path):
             listed = await s.call_tool("list", {"as_of": "2026-03-03"})
             bad = await s.call_tool("read", {"name": "notes/db", "as_of": "1999-01-01"})
             found = await s.call_tool("search", {"query": "postgres", "as_of": "2026-03-03"})
-            return read, listed, bad, found
+            context = await s.call_tool("context", {"as_of": "2026-03-03"})
+            status = await s.call_tool("status", {"as_of": "2026-03-06"})
+            history = await s.call_tool("history", {"name": "notes/db", "diff": True})
+            return read, listed, bad, found, context, status, history
 
-    read, listed, bad, found = anyio.run(main)
+    read, listed, bad, found, context, status, history = anyio.run(main)
+    assert "Postgres 15." in context.content[0].text and "Postgres 16." not in context.content[0].text
+    counted = json.loads(status.content[0].text)
+    assert counted["tiers"]["active"]["memories"] == 2 and counted["as_of"]["how"] == "date"
+    versions = json.loads(ok(mem, "history", "notes/db", "--json").stdout)
+    told = history.content[0].text
+    assert told.count("<<memory") >= len(versions) and "-Postgres 15." in told and "+Postgres 16." in told
+    assert all(v["commit"] in told for v in versions)
     assert "Postgres 15" in found.content[0].text and "Postgres 16" not in found.content[0].text
     text = read.content[0].text
     assert "Postgres 15." in text and "Postgres 16." not in text

@@ -24,6 +24,7 @@ TOOLS = {  # name: (readOnlyHint, destructiveHint, idempotentHint, openWorldHint
     "list": (True, None, None, False), "index": (True, None, None, False), "search": (True, None, None, False),
     "recall": (False, False, True, True), "context": (True, None, None, False), "status": (True, None, None, False),
     "log": (True, None, None, False), "why": (True, None, None, False), "stats": (True, None, None, False),
+    "history": (True, None, None, False),
 }
 
 
