@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from html import unescape
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
-from conftest import git, head, strata
+from conftest import BIN, git, head, strata
 from helpers.dated import at, ok, story
 from helpers.ui import served
 
@@ -160,3 +161,11 @@ def test_a_busy_port_and_a_bad_port_are_one_line_errors(mem: Path):
         assert proc.stderr.count(b"\n") <= 2 and proc.stdout == b""
     proc = strata(mem, "ui", "--no-browser", "--port", "70000")
     assert proc.returncode != 0 and b"bad port" in proc.stderr
+    started = subprocess.Popen([str(BIN / "git-strata"), "ui", "--no-browser", "--json"], cwd=mem,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = started.stdout.readline()  # type: ignore[union-attr]
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=\S+", json.loads(line)["url"])
+    finally:
+        started.terminate()
+        assert started.wait(timeout=20) == 0
