@@ -60,6 +60,7 @@ DAY = 86400
 START = 1_700_000_000  # 2023-11-14; history spans two years from here
 SPAN = 730 * DAY
 MACHINE = "5ca1e5ca1e5ca1e5"  # the generated janitor's machine id
+JANITOR_BATCH = 1_000  # at least this many active memories old enough to cool when the janitor is timed
 GOAL_RATIO, GOAL_CLONE_S, GOAL_RSS_MIB = 1.3, 300, 4096
 QUERIES = ["kalo", "minerpra", "quiret", "sazo", "tulven", "wyan", "zoel", "pranerzo", "retsa quitul",
            "venwy anlo", "kestrel", "harbor", "marker mk0000777", "mk0012345", "orchid glacier",
@@ -187,6 +188,7 @@ def generate(base: Path, archived: int, active: int, commits: int, env: dict[str
     blobs: list[str] = [""] * plan.total
     tier = bytearray(plan.total)  # 0 active, 1 cooled, 2 archived
     cooled_until = archived_until = 0
+    batch_at = 0  # when the memory that makes a janitor-sized batch of the oldest active ones was made
     first = True
     started = time.perf_counter()
     with Pool(2) as pool:
@@ -195,6 +197,8 @@ def generate(base: Path, archived: int, active: int, commits: int, env: dict[str
             for n, (lo, hi) in enumerate(batches):
                 stamp = when + 600 + n * (DAY - 1200) // max(1, len(batches))
                 ops = []
+                if lo <= plan.total - active + JANITOR_BATCH - 1 < hi:
+                    batch_at = stamp
                 for i in range(lo, hi):
                     name, raw = memory(i)
                     names[i], blobs[i] = name, blob_id(raw)
@@ -248,7 +252,7 @@ def generate(base: Path, archived: int, active: int, commits: int, env: dict[str
               "commits": int(sh(["git", "rev-list", "--count", "main"], remote, env))}
     last = names[plan.total - 1]
     return remote, {**counts, "generate_s": round(time.perf_counter() - started, 1), "end": START + SPAN,
-                    "edit": f"active/{last}", "cooled_example": names[plan.archived]}
+                    "edit": f"active/{last}", "cooled_example": names[plan.archived], "batch_at": batch_at}
 
 
 # -- measuring ----------------------------------------------------------------------------------
@@ -354,7 +358,10 @@ def measure(label: str, remote_url: str, made: dict, base: Path, env: dict[str, 
               "search_cli_p50_ms": round(pct(cli, 0.5), 1), "search_cli_p95_ms": round(pct(cli, 0.95), 1),
               "search_peak_mib": max(max(peaks), watched_peak)}
     progress(f"{label}: janitor")
-    now = f"@{made['end'] + 2 * DAY}"
+    # The janitor runs when at least the oldest JANITOR_BATCH active memories are past the 30 days
+    # that cool them: at a million the 10,000 active were all made in the last week, so two days
+    # after the end moved nothing there.
+    now = f"@{max(made['end'] + 2 * DAY, made.get('batch_at', 0) + 30 * DAY + 3600)}"
     wall, peak, _ = run([STRATA, "janitor", "--dry-run", "--now", now, "--json"], clone, env)
     found |= {"janitor_plan_s": round(wall, 2), "janitor_plan_peak_mib": peak}
     wall, peak, out = run([STRATA, "janitor", "--now", now, "--json"], clone, env)
