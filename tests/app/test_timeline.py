@@ -131,3 +131,21 @@ def test_a_sync_merge_does_not_count_its_sides_moves_twice(tmp_path: Path):
     assert sum(w.moves["cooled"] for w in weeks) == sum(int(s.split("cool ")[1].split(",")[0])
                                                        for s in cooled.splitlines()) > 0
     assert weeks[-1].tiers == _tiers_in_tree(root, "HEAD")
+
+
+def test_a_pruned_clone_draws_its_history_without_fetching_a_blob(mem: Path, tmp_path: Path):
+    from helpers.archive import held, pruned_clone
+
+    clone = pruned_clone(mem, tmp_path, {"notes/old": "An old note about the harbor.",
+                                         "notes/older": "An older note about the lantern."})
+    from helpers.archive import archived_blobs
+
+    oids = list(archived_blobs(clone).values())
+    assert oids and not any(held(clone, oid) for oid in oids)
+    proc = strata(clone, "stats", "--chart", "--weeks", "60", "--json",
+                  env={"GIT_TRACE": str(tmp_path / "trace"), "GIT_NO_LAZY_FETCH": "1"})
+    assert proc.returncode == 0, proc.stderr
+    weeks = json.loads(proc.stdout)["weeks"]
+    assert weeks[-1]["tiers"] == _tiers_in_tree(clone, "HEAD") and weeks[-1]["tiers"]["archive"] == 2
+    assert sum(w["moves"]["archived"] for w in weeks) == 2
+    assert "fetch" not in (tmp_path / "trace").read_text() and not any(held(clone, oid) for oid in oids)

