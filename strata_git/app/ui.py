@@ -241,12 +241,11 @@ def start(vault: Vault, port: int = 0) -> tuple[ThreadingHTTPServer, str]:
     git.use_libgit2()
     site = Site(vault)
     try:
-        server = ThreadingHTTPServer((HOST, port), handler(site, token, port))
+        server = ThreadingHTTPServer((HOST, port), BaseHTTPRequestHandler)
     except OSError as e:
         raise StrataError(f"cannot listen on {HOST}:{port}: {e.strerror}",
                           "pick another port with --port, or leave it out for a free one") from None
     server.daemon_threads = True
     bound = server.server_address[1]
-    if port == 0:  # the Host check needs the port the OS chose
-        server.RequestHandlerClass = handler(site, token, bound)
+    server.RequestHandlerClass = handler(site, token, bound)  # (the Host check needs the port bound)
     return server, f"http://{HOST}:{bound}/?token={token}"
