@@ -337,21 +337,20 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
     from strata_git.app import ui
 
-    server, url = ui.start(_vault(), args.port)
-    print(json.dumps({"url": url}) if args.json else url, flush=True)  # the first line, at once
-    if not args.json:
-        print("serving a read-only page on 127.0.0.1; Ctrl-C stops it", file=sys.stderr, flush=True)
-
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, stop)
-    if not args.no_browser:
-        try:
-            webbrowser.open(url)
-        except webbrowser.Error:
-            pass  # no browser here: the URL printed above is the way in
+    signal.signal(signal.SIGTERM, stop)  # (before the URL: whoever reads it may stop us at once)
+    server, url = ui.start(_vault(), args.port)
     try:
+        print(json.dumps({"url": url}) if args.json else url, flush=True)  # the first line, at once
+        if not args.json:
+            print("serving a read-only page on 127.0.0.1; Ctrl-C stops it", file=sys.stderr, flush=True)
+        if not args.no_browser:
+            try:
+                webbrowser.open(url)
+            except webbrowser.Error:
+                pass  # no browser here: the URL printed above is the way in
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         pass
