@@ -21,6 +21,7 @@ import hmac
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Callable
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
@@ -70,6 +71,7 @@ class Site:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
         self.lock = threading.Lock()  # one page at a time: the Vault is not shared across threads
+        self._drawn: tuple[tuple, list] | None = None  # the last timeline worked out, by its key
         self.routes: dict[str, Callable[[dict[str, list[str]]], tuple[str, str]]] = {
             "/": self.overview, "/browse": self.browse, "/search": self.search, "/memory": self.memory,
             "/sessions": self.sessions, "/plan": self.plan, "/chart": self.chart, "/chart.svg": self.chart_svg,
@@ -132,12 +134,20 @@ class Site:
             raise BadName(f"bad number of weeks {text[:20]!r}", "give a whole number from 1 to 520")
         return int(text)
 
+    def _timeline(self, weeks: int) -> list:
+        """The weeks, worked out once for each HEAD, number of weeks and day (a million archived
+        memories' history takes git a minute or two to compare; see docs/commands.md)."""
+        key = (self.vault.repo.head_quick(), weeks, int(time.time()) // 86400)
+        if self._drawn is None or self._drawn[0] != key:
+            self._drawn = (key, self.vault.timeline(weeks))
+        return self._drawn[1]
+
     def chart(self, q: dict[str, list[str]]) -> tuple[str, str]:
         weeks = self._weeks(q)
-        return "text/html", pages.chart_page(weeks, chart.svg(self.vault.timeline(weeks)))
+        return "text/html", pages.chart_page(weeks, chart.svg(self._timeline(weeks)))
 
     def chart_svg(self, q: dict[str, list[str]]) -> tuple[str, str]:
-        return "image/svg+xml", chart.svg(self.vault.timeline(self._weeks(q)))
+        return "image/svg+xml", chart.svg(self._timeline(self._weeks(q)))
 
 
 def handler(site: Site, token: str, port: int) -> type[BaseHTTPRequestHandler]:
