@@ -77,6 +77,20 @@ def _week(stamp: int) -> str:
     return f"{year}-W{week:02d}"
 
 
+def _since(repo: Repo) -> int | None:
+    """The start of the oldest week that can be among the last WEEKS with migrations, with a margin
+    as wide again (a week whose records are all unreadable shows none): the moves of older commits
+    are not read, which at a million archived was most of the command's time."""
+    if repo.head() is None:
+        return None
+    from strata_git.core import contract
+
+    stamps = {untrusted.stamp(s) for s in repo.git("log", "--format=%ct", contract.grep(contract.MOVE), "HEAD",
+                                                   "--").decode().split()}
+    mondays = sorted({t - (t - 4 * 86400) % (7 * 86400) for t in stamps if t is not None}, reverse=True)
+    return mondays[2 * WEEKS - 1] if len(mondays) >= 2 * WEEKS else None
+
+
 def gather(repo: Repo, context: Callable[[], Context], now: int | None = None) -> Stats:
     """The figures `git strata stats` shows; `context()` builds the boot context, bringing index.md
     and the catalog up to date (called after the indexes' freshness is noted)."""
@@ -101,7 +115,7 @@ def gather(repo: Repo, context: Callable[[], Context], now: int | None = None) -
         tiers["archive"]["bytes"] += row.size
 
     weeks: dict[str, Counter[str]] = defaultdict(Counter)
-    for move in audit.migrations(repo, limit=1 << 30):
+    for move in audit.migrations(repo, limit=1 << 30, since=_since(repo)):
         weeks[_week(move.time)][move.action] += 1
     migrations = [{"week": w, **dict(sorted(weeks[w].items()))} for w in sorted(weeks, reverse=True)[:WEEKS]]
 

@@ -70,8 +70,9 @@ class Why(NamedTuple):
                 "would_move_now": self.would_move_now.as_dict() if self.would_move_now else None}
 
 
-def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[Migration]:
-    """Moves recorded in history, newest first; only those of `name` (with .md) if given."""
+def migrations(repo: Repo, name: str | None = None, limit: int = 50, since: int | None = None) -> list[Migration]:
+    """Moves recorded in history, newest first; only those of `name` (with .md) if given, and only
+    those of commits dated at or after `since` if given (the others' records are not even read)."""
     if repo.head() is None:
         return []
     out = repo.git("log", "-z", _FORMAT, contract.grep(contract.MOVE), "HEAD", "--").decode("utf-8", "replace")
@@ -85,6 +86,8 @@ def migrations(repo: Repo, name: str | None = None, limit: int = 50) -> list[Mig
         if when is None:
             untrusted.warn(f"commit {commit[:12]}", f"its date ({stamp[:24]}) is not between 1970 and 9999; "
                            "its moves are left out of the log")
+            continue
+        if since is not None and when < since:
             continue
         for value in filter(None, (t.strip() for t in trailers.split("\x1e"))):
             move = untrusted.move(value)

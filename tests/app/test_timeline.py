@@ -149,3 +149,31 @@ def test_a_pruned_clone_draws_its_history_without_fetching_a_blob(mem: Path, tmp
     assert weeks[-1]["tiers"] == _tiers_in_tree(clone, "HEAD") and weeks[-1]["tiers"]["archive"] == 2
     assert sum(w["moves"]["archived"] for w in weeks) == 2
     assert "fetch" not in (tmp_path / "trace").read_text() and not any(held(clone, oid) for oid in oids)
+
+
+def test_stats_reads_only_the_weeks_it_shows_and_shows_what_every_move_would(mem: Path, monkeypatch):
+    """`stats` shows the last 12 weeks with migrations; it reads the moves of those weeks (and as
+    many again) only, and says the same as reading them all."""
+    from collections import Counter, defaultdict
+
+    from strata_git.app import stats
+    from strata_git.app.vault import Vault
+    from strata_git.ops import audit
+
+    vault = Vault.open(str(mem))
+    start = int(datetime.datetime(2025, 1, 6, 12, tzinfo=datetime.UTC).timestamp())
+    for k in range(32):
+        when = start + k * 7 * 86400
+        monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{when} +0000")
+        monkeypatch.setenv("GIT_AUTHOR_DATE", f"@{when} +0000")
+        vault.write(f"notes/w{k:02d}", f"Week {k}.".encode())
+        vault.janitor(now=when + 86400)
+    moves = audit.migrations(vault.repo, limit=1 << 30)
+    every: dict[str, Counter] = defaultdict(Counter)
+    for move in moves:
+        every[stats._week(move.time)][move.action] += 1
+    expected = [{"week": w, **dict(sorted(every[w].items()))} for w in sorted(every, reverse=True)[:stats.WEEKS]]
+    since = stats._since(vault.repo)
+    assert since is not None and len({stats._week(m.time) for m in moves}) > 2 * stats.WEEKS
+    assert len(audit.migrations(vault.repo, limit=1 << 30, since=since)) < len(moves)
+    assert vault.stats().migrations_per_week == expected and len(expected) == stats.WEEKS
