@@ -84,10 +84,11 @@ def _since(repo: Repo) -> int | None:
     if repo.head() is None:
         return None
     from strata_git.core import contract
+    from strata_git.ops import timeline
 
     stamps = {untrusted.stamp(s) for s in repo.git("log", "--format=%ct", contract.grep(contract.MOVE), "HEAD",
                                                    "--").decode().split()}
-    mondays = sorted({t - (t - 4 * 86400) % (7 * 86400) for t in stamps if t is not None}, reverse=True)
+    mondays = sorted({timeline.monday(t) for t in stamps if t is not None}, reverse=True)
     return mondays[2 * WEEKS - 1] if len(mondays) >= 2 * WEEKS else None
 
 

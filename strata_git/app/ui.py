@@ -112,10 +112,11 @@ class Site:
         why = None
         summary = ""
         if not as_of:
-            now_tier, _ = self.vault.locate(name)
-            if now_tier is not None:
+            try:
                 why = self.vault.why(name)
-            if now_tier == "cooled":
+            except NotFound:  # (in no tier now: forgotten since)
+                why = None
+            if why is not None and why.tier == "cooled":
                 try:
                     summary = self.vault.summary(name)[1]
                 except StrataError:
@@ -129,10 +130,8 @@ class Site:
         return "text/html", pages.plan(self.vault.janitor(dry_run=True).plan)
 
     def _weeks(self, q: dict[str, list[str]]) -> int:
-        text = _one(q, "weeks", "26")
-        if not text.isdigit() or len(text) > 4:
-            raise BadName(f"bad number of weeks {text[:20]!r}", "give a whole number from 1 to 520")
-        return int(text)
+        text = _one(q, "weeks", "26")  # (its range is checked by Vault.timeline, as on the command line)
+        return int(text) if text.isdigit() and len(text) <= 6 else 0
 
     def _timeline(self, weeks: int) -> list:
         """The weeks, worked out once for each HEAD, number of weeks and day (a million archived

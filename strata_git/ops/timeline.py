@@ -45,12 +45,13 @@ class Week(NamedTuple):
         return {"week": self.week, "start": self.start, "tiers": self.tiers, "moves": self.moves}
 
 
-def _monday(stamp: int) -> int:
+def monday(stamp: int) -> int:
+    """The start (Monday, 00:00 UTC) of the ISO week `stamp` falls in."""
     return stamp - (stamp - _MONDAY) % _WEEK
 
 
-def _label(monday: int) -> str:
-    year, week, _ = datetime.datetime.fromtimestamp(monday, datetime.UTC).isocalendar()
+def _label(start: int) -> str:
+    year, week, _ = datetime.datetime.fromtimestamp(start, datetime.UTC).isocalendar()
     return f"{year}-W{week:02d}"
 
 
@@ -144,22 +145,22 @@ def weekly(repo: Repo, now: int, weeks: int = MAX_WEEKS) -> list[Week]:
             moved.append((when, _moves(added, removed, commit.captured)))
     if not changes and not moved:
         return []
-    last = _monday(min(max(now, 0), untrusted.MAX_TIME))
-    first = min(_monday(min([t for t, _ in changes] + [t for t, _ in moved])), last)
+    last = monday(min(max(now, 0), untrusted.MAX_TIME))
+    first = min(monday(min([t for t, _ in changes] + [t for t, _ in moved])), last)
     first = max(first, last - (weeks - 1) * _WEEK)
     mondays = range(first, last + _WEEK, _WEEK)
     tiers_at: list[Counter[str]] = [Counter() for _ in mondays]
     moves_in: list[Counter[str]] = [Counter() for _ in mondays]
     for when, delta in changes:
-        tiers_at[min(max(0, (_monday(when) - first) // _WEEK), len(mondays) - 1)].update(delta)
+        tiers_at[min(max(0, (monday(when) - first) // _WEEK), len(mondays) - 1)].update(delta)
     for when, found in moved:
-        slot = (_monday(when) - first) // _WEEK
+        slot = (monday(when) - first) // _WEEK
         if slot >= 0:  # (a move before the weeks shown is not one of theirs)
             moves_in[min(slot, len(mondays) - 1)].update(found)
     result: list[Week] = []
     running: Counter[str] = Counter()
-    for monday, delta, found in zip(mondays, tiers_at, moves_in, strict=True):
+    for start, delta, found in zip(mondays, tiers_at, moves_in, strict=True):
         running.update(delta)
-        result.append(Week(_label(monday), monday, {t: max(0, running[t]) for t in names.TIERS},
+        result.append(Week(_label(start), start, {t: max(0, running[t]) for t in names.TIERS},
                            {m: found[m] for m in MOVES}))
     return result
