@@ -14,10 +14,11 @@ from strata_git.gitio import git
 
 def test_a_transfer_is_given_longer_than_a_local_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     remote = bare_remote(tmp_path / "remote.git")
-    monkeypatch.setattr(git, "TIMEOUT", 0.0005)
-    with pytest.raises(GitFailed, match=r"git status did not finish in 0.0005 s"):
-        git.run(["status"], str(tmp_path))
-    assert git.run(["-c", "core.askPass=true", "ls-remote", str(remote)], str(tmp_path)).returncode == 0
-    monkeypatch.setattr(git, "TRANSFER_TIMEOUT", 0.0005)
-    with pytest.raises(GitFailed, match=r"git ls-remote did not finish in 0.0005 s"):
-        git.run(["ls-remote", str(remote)], str(tmp_path))
+    monkeypatch.setattr(git, "TIMEOUT", 0.2)  # (a command that surely outlasts it: a fast failure is no timeout)
+    with pytest.raises(GitFailed, match=r"git sleepy did not finish in 0.2 s"):
+        git.run(["-c", "alias.sleepy=!sleep 5", "sleepy"], str(tmp_path))
+    slow = "--upload-pack=sleep 0.6; git-upload-pack"  # outlasts TIMEOUT: only a transfer's time lets it finish
+    assert git.run(["-c", "core.askPass=true", "ls-remote", slow, str(remote)], str(tmp_path)).returncode == 0
+    monkeypatch.setattr(git, "TRANSFER_TIMEOUT", 0.2)
+    with pytest.raises(GitFailed, match=r"git ls-remote did not finish in 0.2 s"):
+        git.run(["ls-remote", "--upload-pack=sleep 5;", str(remote)], str(tmp_path))
