@@ -407,7 +407,7 @@ def search(repo: Repo, cfg: Config, point: Point, query: str, tier: str | None =
     if not terms:
         return []
     with catalog.connect(repo) as db:
-        catalog.rescan(repo, db, cfg.max_memory_bytes, catalog.SEARCHED, watch)
+        catalog.rescan(repo, db, cfg.max_memory_bytes, catalog.SEARCHED, watch, quick=True)
 
         def held() -> dict[str, tuple]:
             """What the index holds of each live memory's blob: (rowid, title, type, tags, project)."""

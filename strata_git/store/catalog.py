@@ -1,7 +1,8 @@
 """What memories are on disk, in which tier, with their title, type and tags.
 
 The working tree is the truth: a file changed a moment ago is listed as it is
-now. Parsed metadata is kept in an SQLite database under the git directory
+now (a search's quick rescan takes cooled/ by its folders' mtimes: see _Marks).
+Parsed metadata is kept in an SQLite database under the git directory
 (`catalog.sqlite`), keyed by path and checked against size, mtime and inode, so
 a scan of thousands of memories parses only the files that changed, and a hook
 that knows which files a commit touches updates just those rows. The database is
@@ -22,7 +23,7 @@ import sqlite3
 import stat
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, NamedTuple
@@ -43,6 +44,10 @@ SCHEMA_VERSION = 11
 COMPACT_AFTER = 200
 TAG_SEP = "\x1f"  # tags cannot contain control characters (memory.check_known_keys)
 _ORDER = {tier: i for i, tier in enumerate(TIERS)}
+# A read-only tier's folders as a quick rescan last listed them (see _Marks); a catalog made
+# before the table gets it when a quick rescan first needs it.
+_FOLDERS = ("CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, "
+            "ino INTEGER NOT NULL) WITHOUT ROWID;")
 _SCHEMA = """
 CREATE TABLE memories (
     path TEXT PRIMARY KEY, tier TEXT NOT NULL, folder TEXT NOT NULL, name TEXT NOT NULL,
@@ -76,7 +81,7 @@ CREATE VIRTUAL TABLE docs USING fts5(body, title, tags, content = '', tokenize =
 -- out compress about 4:1). An archived row's are recomputed from its record instead.
 CREATE TABLE live_docs (id INTEGER PRIMARY KEY, cols BLOB NOT NULL);
 CREATE VIRTUAL TABLE docs_vocab USING fts5vocab(docs, 'row');
-"""
+""" + _FOLDERS
 SEARCHED = ("active", "cooled")  # indexed from disk; archive/ from its records, present or pruned
 
 
@@ -264,7 +269,10 @@ class FrontmatterMemo:
         self.db.execute("INSERT OR REPLACE INTO frontmatter VALUES (?, ?)", (key, json.dumps(meta)))
 
 
-def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], strays: list[str]) -> None:
+def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], strays: list[str],
+          into: Callable[[str, str, list[tuple[str, os.stat_result]], list[str]], None] | None = None) -> None:
+    """The memory files under `folder` with their stat, and the strays (`into`: how to walk its
+    subfolders, by default this way)."""
     try:
         items = list(os.scandir(os.path.join(root, folder)))
     except (FileNotFoundError, NotADirectoryError):
@@ -279,7 +287,7 @@ def _walk(root: str, folder: str, found: list[tuple[str, os.stat_result]], stray
             except FileNotFoundError:  # moved away (by the janitor, say) since the folder was listed
                 continue
         elif item.is_dir(follow_symlinks=False):
-            _walk(root, f"{folder}/{name}", found, strays)
+            (into or _walk)(root, f"{folder}/{name}", found, strays)
         elif name != contract.PLACEHOLDER and ".strata-tmp-" not in name:
             strays.append(f"{folder}/{name}")
 
@@ -418,10 +426,12 @@ def scan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024) -> Scan:
 
 
 def rescan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: tuple[str, ...] = TIERS,
-           watch: Watch | None = None) -> list[str]:
+           watch: Watch | None = None, quick: bool = False) -> list[str]:
     """Bring the rows of `tiers` in line with the working tree (re-reading only files whose
     size, mtime or inode changed); the strays found. With a `watch` on exactly those tiers, only
-    the paths the kernel reported are re-examined when it can tell (strays are then not listed)."""
+    the paths the kernel reported are re-examined when it can tell (strays are then not listed).
+    `quick` (a search): a read-only tier's folder whose listing is as the last quick rescan saw it
+    is taken as it is (see _walk_marked), and the strays in such folders are not listed again."""
     if watch is not None:
         born = get_meta(db, "born")
         changed = watch.take(born)
@@ -429,22 +439,29 @@ def rescan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: 
             if changed:
                 update(repo, db, changed, limit)
             return []
-        rescanned = rescan(repo, db, limit, tiers)
+        rescanned = rescan(repo, db, limit, tiers, quick=quick)
         watch.scanned(born)
         return rescanned
     found: list[tuple[str, os.stat_result]] = []
     strays: list[str] = []
+    marked = [t for t in tiers if quick and t in READ_ONLY]
+    walk = _Marks(db, marked) if marked else None
     for tier in tiers:
         if os.path.islink(os.path.join(repo.root, tier)):
             strays.append(tier)  # a tier folder that is a link is never followed
+        elif walk is not None and tier in marked:
+            walk.walk(repo.root, tier, found, strays)
         else:
             _walk(repo.root, tier, found, strays)
-    known = _known(db, tiers)
+    known = _known(db, tiers) if walk is None else walk.known(db, [t for t in tiers if t not in marked])
     memo = FrontmatterMemo(db)
     stale = [(rel, info) for rel, info in found if known.get(rel) != (info.st_size, info.st_mtime_ns, info.st_ino)]
     affordable(len(stale), "the catalog")
     rows = [_row(repo.root, rel, info, limit, memo) for rel, info in stale]
     gone = known.keys() - {rel for rel, _ in found} if len(found) != len(known) or rows else set()
+    if walk is not None:
+        gone |= walk.vanished(db)
+        walk.record(db)
     if not rows and not gone:
         return strays
     _upsert(db, rows)
@@ -456,6 +473,94 @@ def rescan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: 
     db.execute("DELETE FROM frontmatter WHERE hash NOT IN (SELECT frontmatter_hash FROM memories)")
     _changed(db)
     return strays
+
+
+READ_ONLY = ("cooled",)  # tiers whose files change only as git and the janitor change them
+SETTLED_NS = 2 * 10**9  # a folder changed this recently may change again within its timestamp's tick
+MANY_FOLDERS = 64  # listed again by a quick rescan: past this, one query for the tier's rows beats one each
+
+
+class _Marks:
+    """A quick rescan of read-only tiers. Their files are never edited there (the pre-commit
+    check refuses it); git and the janitor add, replace and remove them, and each of those changes
+    the folder's modification time. So a folder whose mtime and inode are those this walk last
+    recorded holds the files it held then, as the catalog has them: its files are not looked at
+    again (at a million archived, with 25,000 cooled, that is most of a search's time). A folder
+    changed within SETTLED_NS of the walk is recorded as not to be trusted: a change in the same
+    tick of the clock would not move its mtime. The one change this misses: a cooled file
+    rewritten in place by hand (not by git, not by an editor that replaces the file), which is
+    searched as it was until its folder changes or a full scan (`git strata status`, `reindex`)."""
+
+    def __init__(self, db: sqlite3.Connection, tiers: list[str]) -> None:
+        self.tiers = tiers
+        try:
+            rows = db.execute("SELECT path, mtime_ns, ino FROM folders").fetchall()
+        except sqlite3.OperationalError:  # a catalog made before the table: every folder is listed
+            db.execute(_FOLDERS)
+            rows = []
+        self.recorded = {path: (mtime, ino) for path, mtime, ino in rows}
+        self.children: dict[str, list[str]] = {}
+        for path in self.recorded:
+            self.children.setdefault(path.rpartition("/")[0], []).append(path)
+        self.kept: set[str] = set()  # folders taken as recorded
+        self.listed: dict[str, tuple[int, int]] = {}  # folders listed again: their mark now
+        self.now = time.time_ns()
+
+    def walk(self, root: str, folder: str, found: list[tuple[str, os.stat_result]], strays: list[str]) -> None:
+        try:
+            info = os.lstat(os.path.join(root, folder))
+        except OSError:
+            return
+        if not stat.S_ISDIR(info.st_mode):
+            return
+        mark = (info.st_mtime_ns, info.st_ino)
+        if self.recorded.get(folder) == mark:
+            self.kept.add(folder)
+            for child in self.children.get(folder, ()):
+                self.walk(root, child, found, strays)
+            return
+        self.listed[folder] = mark if info.st_mtime_ns < self.now - SETTLED_NS else (-1, info.st_ino)
+        _walk(root, folder, found, strays, self.walk)
+
+    def known(self, db: sqlite3.Connection, others: list[str]) -> dict[str, tuple[int, int, int]]:
+        """{path: (size, mtime, inode)} of the rows to check: the other tiers', and those in the
+        folders listed again."""
+        known = dict(_known(db, tuple(others))) if others else {}
+        listed = {self._split(f) for f in self.listed}
+        if len(listed) > MANY_FOLDERS:
+            for tier in self.tiers:
+                rows = db.execute("SELECT path, size, mtime_ns, ino, folder FROM memories WHERE tier = ?", (tier,))
+                known.update((p, (s, m, i)) for p, s, m, i, folder in rows if (tier, folder) in listed)
+        else:
+            for tier, folder in listed:
+                rows = db.execute("SELECT path, size, mtime_ns, ino FROM memories WHERE tier = ? AND folder = ?",
+                                  (tier, folder))
+                known.update((p, (s, m, i)) for p, s, m, i in rows)
+        return known
+
+    def vanished(self, db: sqlite3.Connection) -> set[str]:
+        """Paths of the rows in folders this walk no longer found."""
+        seen = {self._split(f) for f in (*self.kept, *self.listed)}
+        gone: set[str] = set()
+        for tier in self.tiers:
+            for (folder,) in db.execute("SELECT DISTINCT folder FROM memories WHERE tier = ?", (tier,)).fetchall():
+                if (tier, folder) not in seen:
+                    gone.update(p for (p,) in db.execute("SELECT path FROM memories WHERE tier = ? AND folder = ?",
+                                                         (tier, folder)))
+        return gone
+
+    def record(self, db: sqlite3.Connection) -> None:
+        """Keep the marks of the folders listed again; forget those of folders gone."""
+        gone = self.recorded.keys() - self.kept - self.listed.keys()
+        db.executemany("DELETE FROM folders WHERE path = ?", ((p,) for p in gone))
+        db.executemany("INSERT OR REPLACE INTO folders VALUES (?, ?, ?)",
+                       ((p, m, i) for p, (m, i) in self.listed.items() if self.recorded.get(p) != (m, i)))
+
+    @staticmethod
+    def _split(folder: str) -> tuple[str, str]:
+        """(tier, folder in the memories table) of a folder path: `cooled/a/b` -> (cooled, a/b)."""
+        tier, _, rest = folder.partition("/")
+        return tier, rest
 
 
 # {(database, tiers): (generation, {path: (size, mtime, inode)})}: a process that searches again

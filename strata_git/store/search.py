@@ -260,7 +260,7 @@ def _fresh(repo: Repo, max_bytes: int, watch: Watch | None, then: Callable[[sqli
     for attempt in range(1, 7):
         try:
             with catalog.connect(repo) as db:
-                catalog.rescan(repo, db, max_bytes, catalog.SEARCHED, watch)
+                catalog.rescan(repo, db, max_bytes, catalog.SEARCHED, watch, quick=True)
                 shadow.refresh_in(repo, db)
                 db.commit()  # FTS5 writes its counts (see indexed_count) when a transaction commits
                 return then(db)
