@@ -99,16 +99,19 @@ def _note(progress: Callable[[str], None] | None, text: str) -> None:
         progress(text)
 
 
-def _branch(repo: Repo) -> str:
-    """The checked-out branch (HEAD is a branch: refuse_unless_settled checked)."""
+def _branch_named(repo: Repo) -> str | None:
+    """The branch HEAD names, read from its file (no git process), or None when it names none."""
     try:
         with open(os.path.join(repo.git_dir, "HEAD"), encoding="utf-8") as f:
             value = f.read().strip()
-        if value.startswith("ref: refs/heads/"):
-            return value[len("ref: refs/heads/"):]
     except OSError:
-        pass
-    return repo.git("symbolic-ref", "-q", "--short", "HEAD").decode().strip()
+        return None
+    return value[len("ref: refs/heads/"):] if value.startswith("ref: refs/heads/") else None
+
+
+def _branch(repo: Repo) -> str:
+    """The checked-out branch (HEAD is a branch: refuse_unless_settled checked)."""
+    return _branch_named(repo) or repo.git("symbolic-ref", "-q", "--short", "HEAD").decode().strip()
 
 
 def _is_ancestor(repo: Repo, a: str, b: str) -> bool:
@@ -330,33 +333,36 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
          progress: Callable[[str], None] | None = None) -> Result:
     """One sync round (the caller holds the repository lock)."""
     w = where(repo, remote or cfg.sync_remote)
-    if not dry_run:
-        localedits.clear_killed_commit(repo)
-        txn.recover(repo)
-    txn.refuse_unless_settled(repo, "sync")
-    if repo.head_quick() is None:
-        raise Refused("this repository has no commits yet, so there is nothing here to sync",
-                      f"join the memory with `git strata clone {git.shown_url(w.url)}`, "
-                      "or start one here with `git strata init`")
-    branch = _branch(repo)
-    machine = access.machine_id(repo)
-    tracking = TRACKING.format(remote=w.remote) + branch
-    mine, mine_there = contract.ACCESS_REFS + machine, contract.remote_refs(w.remote, "access") + machine
-    before = _refs(repo, [tracking]).get(tracking)
-    shadow_mine, shadow_there = records.own_ref(repo), contract.remote_refs(w.remote, "shadow") + machine
+    branch = _branch_named(repo)
+    tracking = TRACKING.format(remote=w.remote) + (branch or "")
+    before = _refs(repo, [tracking]).get(tracking) if branch else None
     shadow_before = records.refs(repo)
     _note(progress, f"fetching from {w.remote}")
-    # The fetch waits on the network: local edits are committed meanwhile (it only writes
-    # remote-tracking refs and objects; the commit writes HEAD, the index and objects).
-    started = run_in_background(_fetch_args(w), repo.root)
+    # The fetch waits on the network: it starts first, and the checks, recovery and the commit of
+    # local edits run meanwhile (it only writes remote-tracking refs and objects; they write HEAD,
+    # the index and objects). On a detached HEAD it waits for the checks, which refuse.
+    started = run_in_background(_fetch_args(w), repo.root) if branch else None
     try:
+        if not dry_run:
+            localedits.clear_killed_commit(repo)
+            txn.recover(repo)
+        txn.refuse_unless_settled(repo, "sync")
+        if repo.head_quick() is None:
+            raise Refused("this repository has no commits yet, so there is nothing here to sync",
+                          f"join the memory with `git strata clone {git.shown_url(w.url)}`, "
+                          "or start one here with `git strata init`")
+        branch = branch or _branch(repo)
+        machine = access.machine_id(repo)
+        mine, mine_there = contract.ACCESS_REFS + machine, contract.remote_refs(w.remote, "access") + machine
+        shadow_mine, shadow_there = records.own_ref(repo), contract.remote_refs(w.remote, "shadow") + machine
         listed = localedits.status(repo)
         committed, left = localedits.commit_local(repo, cfg, dry_run, listed)
         if not dry_run:
             access.flush(repo, (cfg.janitor_name, cfg.janitor_email))
     except BaseException:
-        started.kill()
-        started.communicate()
+        if started is not None:
+            started.kill()
+            started.communicate()
         raise
     listed = [(code, path) for code, path in listed if path not in set(committed)]
     start = repo.head_quick()
