@@ -110,11 +110,7 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> Weighed:
         n = row[0] if row else 0
         # A word held or not is also looked for as the start of longer ones ("cockroach" finds
         # "CockroachDB"): in place of itself when no memory holds it, else beside it at a share.
-        longer = words = 0
-        if textindex.prefixable(t):
-            row = db.execute("SELECT sum(doc), count(*) FROM docs_vocab WHERE term > ? AND term < ?",
-                             (t, t + "\uffff")).fetchone()
-            longer, words = (row[0] or 0, row[1]) if row else (0, 0)
+        longer, words = _longer(db, t, held=n > 0) if textindex.prefixable(t) else (0, 0)
         if n:
             found.append((t, n, n, 1.0))
         elif longer:
@@ -134,6 +130,20 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> Weighed:
         # A longer word's match covers none of the query's idf: the word itself covers it.
         out.append((term, share * idf / (classic if classic > 0 else 1e-6), idf if share == 1.0 else 0.0))
     return Weighed(out, sum(i for _, _, i in out) + unheld * math.log(1 + (total + 0.5) / 0.5))
+
+
+def _longer(db: sqlite3.Connection, term: str, held: bool) -> tuple[int, int]:
+    """(memories a longer word starting with `term` is in, summed over those words; how many words).
+    For a held word, counted only until past what a longer word is looked for with (more than
+    MAX_LONGER_MEMORIES memories or MAX_LONGER words): each word's count walks its postings, and
+    at a million memories a short word starts words that hundreds of thousands hold."""
+    rows = db.execute("SELECT doc FROM docs_vocab WHERE term > ? AND term < ?", (term, term + "\uffff"))
+    memories = words = 0
+    for (doc,) in rows:
+        memories, words = memories + doc, words + 1
+        if held and (memories > MAX_LONGER_MEMORIES or words > MAX_LONGER):
+            break
+    return memories, words
 
 
 def indexed_count(db: sqlite3.Connection) -> int:

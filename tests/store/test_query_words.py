@@ -70,3 +70,29 @@ def test_a_hint_needs_the_prompts_words_not_one_common_word_of_them(vault):
     assert agents.prompt_hints(vault, other) == ""  # ...but that is too little of the prompt
     vault.cfg = vault.cfg._replace(agent_prompt_min_coverage=0.0)
     assert agents.prompt_hints(vault, other) != ""  # (without the coverage threshold it would be hinted)
+
+
+def test_counting_the_longer_words_stops_once_past_what_they_are_used_for_and_weighs_the_same(vault, monkeypatch):
+    """A held word's longer words are looked for only while few memories hold them: the count stops
+    there (at a million memories a short word starts words held by hundreds of thousands), and the
+    query is weighed exactly as by the whole count."""
+    from strata_git.store import catalog, search
+
+    def whole(db, term: str, held: bool) -> tuple[int, int]:
+        row = db.execute("SELECT sum(doc), count(*) FROM docs_vocab WHERE term > ? AND term < ?",
+                         (term, term + "\uffff")).fetchone()
+        return row[0] or 0, row[1]
+
+    vault.write("notes/held", b"The zeta plan.\n")
+    for i in range(5):
+        vault.write(f"notes/n{i}", f"zetaword{i} and zetax{i}.\n".encode())
+    vault.search("zeta")  # the catalog brought up to date
+    monkeypatch.setattr(search, "MAX_LONGER_MEMORIES", 3)
+    with catalog.connect(vault.repo) as db:
+        assert search._longer(db, "zeta", held=True) == (4, 4)  # stopped once past 3 memories
+        assert search._longer(db, "zeta", held=False) == (10, 10)  # an unheld word needs them all
+        stopped = search.idf_weights(db, ["zeta", "plan"])
+        monkeypatch.setattr(search, "_longer", whole)
+        assert search.idf_weights(db, ["zeta", "plan"]) == stopped
+        monkeypatch.setattr(search, "MAX_LONGER_MEMORIES", 1000)
+        assert any(t.startswith(textindex.LONGER) for t, _, _ in search.idf_weights(db, ["zeta"]).terms)
