@@ -1,11 +1,13 @@
-"""`git strata sync` against plain `git pull --rebase && git push`, over `git daemon` on 127.0.0.1.
+"""`git strata sync` against plain `git pull --rebase && git push`, over `git daemon` or smart HTTP.
 
     bash scripts/setup.sh bench
-    .venv/bin/python bench/sync.py [--memories 2000] [--samples 7] [--json]
+    .venv/bin/python bench/sync.py [--memories 2000] [--samples 7] [--transport daemon|http] [--json]
 
-Two identical remotes are served by one `git daemon`: one for git-strata, one for plain
-git. Each has a writer clone that pushes the same changes to both, and a reader clone:
-`a` (a git-strata memory repository with its hooks) and `p` (a plain clone, no hooks).
+Two identical remotes are served by one `git daemon` (or, with `--transport http`, by `git
+http-backend` behind a small HTTP server on 127.0.0.1: git's smart HTTP, as hosted services speak
+it): one for git-strata, one for plain git. Each has a writer clone that pushes the same
+changes to both, and a reader clone: `a` (a git-strata memory repository with its hooks) and `p`
+(a plain clone, no hooks).
 Every sample, in alternating order, times the same round on both:
 
 - no change: nothing new on either side;
@@ -32,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -120,15 +123,34 @@ def _negotiation(clone: Path, env: dict) -> dict[str, int]:
             "ref_prefixes": sum(1 for line in fetch if "fetch> ref-prefix " in line)}
 
 
-def run(memories: int, samples: int, machines: int = 1) -> dict:
+def _serve(served: Path, transport: str, env: dict) -> tuple[str, Callable[[], None]]:
+    """(the base url, how to stop it) of a server of the bare remotes under `served`."""
+    if transport == "http":
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        from helpers.smarthttp import SmartHttp
+
+        for remote in served.iterdir():  # pushes over HTTP (a hosted service's accounts)
+            sh(["git", "config", "http.receivepack", "true"], remote, env)
+        server = SmartHttp(served)
+        return f"http://127.0.0.1:{server.port}", server.stop
+    daemon, port = git_daemon(served)
+
+    def stop() -> None:
+        daemon.terminate()
+        daemon.wait()
+
+    return f"git://127.0.0.1:{port}", stop
+
+
+def run(memories: int, samples: int, machines: int = 1, transport: str = "daemon") -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="strata-bench-sync-"))
     (tmp / "home").mkdir()
     env = hermetic_env(tmp / "home")
     progress(f"building {memories} memories")
     paths = build(tmp, memories, env)
-    daemon, port = git_daemon(paths["served"])
+    base, stop = _serve(paths["served"], transport, env)
     try:
-        url = {kind: f"git://127.0.0.1:{port}/{kind}.git" for kind in ("strata", "plain")}
+        url = {kind: f"{base}/{kind}.git" for kind in ("strata", "plain")}
         for name, kind in (("a", "strata"), ("wa", "strata"), ("p", "plain"), ("wp", "plain")):
             sh(["git", "clone", "-q", url[kind], str(tmp / name)], tmp, env)
         sh([str(BIN / "git-strata"), "init"], tmp / "a", env)  # hooks, machine id
@@ -168,9 +190,9 @@ def run(memories: int, samples: int, machines: int = 1) -> dict:
         negotiation = _negotiation(tmp / "a", env)
         refs = len(sh(["git", "ls-remote", url["strata"]], tmp, env).splitlines())
     finally:
-        daemon.terminate()
-        daemon.wait()
-    result = {"memories": memories, "samples": samples, "transport": "git daemon on 127.0.0.1",
+        stop()
+    shown = {"daemon": "git daemon on 127.0.0.1", "http": "smart HTTP (git http-backend) on 127.0.0.1"}[transport]
+    result = {"memories": memories, "samples": samples, "transport": shown,
               "machines": machines, "refs_on_remote": refs, "negotiation": negotiation,
               "same_tree_at_the_end": same and machines == 1, "rounds": {}}
     for round_, by in times.items():
@@ -200,9 +222,10 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--samples", type=int, default=7)
     parser.add_argument("--machines", type=int, default=1, help="machines sharing the remote (see above)")
+    parser.add_argument("--transport", choices=("daemon", "http"), default="daemon")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = run(args.memories, args.samples, args.machines)
+    result = run(args.memories, args.samples, args.machines, args.transport)
     emit(result, args.json, report, result["folder"])
 
 

@@ -1,5 +1,5 @@
 """The archive flow over git's smart HTTP protocol, as hosted services speak it: `git http-backend`
-behind a local server on 127.0.0.1 (conftest.SmartHttp). Archive (push, read back, prune), a
+behind a local server on 127.0.0.1 (helpers.smarthttp.SmartHttp). Archive (push, read back, prune), a
 partial `git strata clone`, an archived memory read back through a lazy fetch, and sync, all over
 HTTP."""
 
