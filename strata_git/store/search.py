@@ -90,6 +90,8 @@ class Weighed(NamedTuple):
     idf: float  # the query's whole Lucene idf, its terms no memory holds included (counted as held by none)
 
 
+K1 = 1.2  # FTS5 bm25()'s
+NO_PART = 0.005  # a word that can add less than this to a score (shown to two decimals) is not scored
 LONGER_SHARE = 0.1  # a word the query word starts counts this much of a word it names (bench/retrieval.py)
 MAX_LONGER = 32  # a held word that starts more words than this is a stem ("data"), not a name's start
 MAX_LONGER_MEMORIES = 1000  # ... or than this many memories hold: scoring them would cost what a word does
@@ -122,13 +124,18 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> Weighed:
     if any(n > total for _, n, _, _ in found):  # counts not yet written (in a transaction), or summed: count rows
         total = max(total, db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)"
                                       ).fetchone()[0])
-    out = []
+    out, most = [], []
     for term, n, counted, share in found:
         n, counted = min(n, total), min(counted, total)
         classic = math.log((total - counted + 0.5) / (counted + 0.5))  # what FTS5's bm25() scaled by
         idf = math.log(1 + (total - n + 0.5) / (n + 0.5))
         # A longer word's match covers none of the query's idf: the word itself covers it.
         out.append((term, share * idf / (classic if classic > 0 else 1e-6), idf if share == 1.0 else 0.0))
+        most.append(share * idf * (K1 + 1) * sum(WEIGHTS))  # the most its bm25 part can add to a score
+    # A word in (nearly) every memory can add no visible part of a point to any score, yet scoring
+    # it walks every memory (1.5 s at a million): it is left out when another word of the query
+    # counts, and taken as held by every memory (out of the coverage's whole too).
+    out = [t for t, m in zip(out, most, strict=True) if m >= NO_PART] or out
     return Weighed(out, sum(i for _, _, i in out) + unheld * math.log(1 + (total + 0.5) / 0.5))
 
 

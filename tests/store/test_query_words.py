@@ -96,3 +96,22 @@ def test_counting_the_longer_words_stops_once_past_what_they_are_used_for_and_we
         assert search.idf_weights(db, ["zeta", "plan"]) == stopped
         monkeypatch.setattr(search, "MAX_LONGER_MEMORIES", 1000)
         assert any(t.startswith(textindex.LONGER) for t, _, _ in search.idf_weights(db, ["zeta"]).terms)
+
+
+def test_a_word_in_every_memory_is_not_scored_beside_a_word_that_counts(vault, monkeypatch):
+    """A word every memory holds can add almost nothing to a score (its idf is about 0.5 / N: under
+    NO_PART past about 2,000 memories), and scoring it walks every memory: beside a word that
+    counts it is left out (taken as held by all); alone it is scored as before. Here with nine
+    memories, so NO_PART is raised above what the common word can add (about 1.0)."""
+    from strata_git.store import search
+
+    for i in range(8):
+        vault.write(f"notes/n{i}", f"Koda note {i} about the ledger.\n".encode())
+    vault.write("notes/rare", b"Koda uses quokka tokens.\n")
+    both = [(h.name, h.score) for h in vault.search("koda quokka")]
+    assert both[0][0] == "notes/rare" and len(both) == 9  # as every word is scored by default
+    monkeypatch.setattr(search, "NO_PART", 1.5)
+    hits = vault.search("koda quokka")
+    assert [h.name for h in hits] == ["notes/rare"] and hits[0].coverage == 1.0
+    assert hits[0].score == vault.search("quokka")[0].score < both[0][1]  # the rare word's part alone
+    assert len(vault.search("koda")) == 9  # alone, the word is still searched
