@@ -147,4 +147,6 @@ def folders(name: str) -> list[str]:
 
 def collision_key(name: str) -> str:
     """Names with equal keys differ only by case or Unicode normalization."""
+    if name.isascii():  # (no decomposition, and casefold is lower: the same key, ten times faster)
+        return name.lower()
     return unicodedata.normalize("NFC", unicodedata.normalize("NFKD", name).casefold())

@@ -42,13 +42,17 @@ def known(repo: Repo, like: list[str] | None = None) -> Known:
     listed = tracked(repo, around, flags=("-c", "-o"))
     held: dict[str, list[tuple[str, str]]] = {}
     folders: dict[str, str] = {}
+    parents: set[str] = set()  # (a folder's chain is the same for every memory in it: walked once)
     for path in sorted(set(listed)):
         where = names.split_path(path)
         if where and where[1].endswith((names.SUFFIX, "/")):  # (a folder tracked() found ends in "/")
             if not where[1].endswith("/"):
                 held.setdefault(names.collision_key(where[1]), []).append(where)
-            for folder in names.folders(where[1]):
-                folders.setdefault(names.collision_key(folder), folder)
+            parent = where[1][:-1] if where[1].endswith("/") else where[1].rpartition("/")[0]
+            if parent not in parents:
+                parents.add(parent)
+                for folder in names.folders(where[1]):
+                    folders.setdefault(names.collision_key(folder), folder)
     return held, folders
 
 
