@@ -149,8 +149,7 @@ def _sync_state(repo: Repo, cfg: Config, branch: str) -> SyncState:
 
 
 def _archive_state(repo: Repo) -> ArchiveState:
-    rows = shadow.all_rows(repo)
-    blobs = sorted({row.blob for row in rows})
+    blobs, sources = shadow.census(repo)
     verified = repo.git("for-each-ref", "--format=%(refname:lstrip=3) %(objectname)",
                         contract.VERIFIED_REFS).decode().split("\n")
     last = None
@@ -166,5 +165,4 @@ def _archive_state(repo: Repo) -> ArchiveState:
     return ArchiveState(pruned=partial.is_pruned(repo), memories=len(blobs),
                         held_blobs=len(blobs) - len(partial.absent(repo, blobs)), last_verified=when,
                         shadow_commit=shadow.reflects(repo),
-                        indexed_from={source: sum(1 for r in rows if r.source == source)
-                                      for source in ("record", "trailer", "name")})
+                        indexed_from={source: sources.get(source, 0) for source in ("record", "trailer", "name")})

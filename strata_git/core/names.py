@@ -114,6 +114,8 @@ _CONFUSABLE = {"LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC"}
 def mixed_scripts(name: str) -> list[str]:
     """The scripts mixed within one part of `name` among those whose letters look alike (Latin,
     Cyrillic, Greek, ...): `kоda` with a Cyrillic о looks exactly like `koda`. [] when none are."""
+    if name.isascii():  # (its letters are all Latin: `git strata status` asks this of every memory)
+        return []
     for part in name.split("/"):
         found = {unicodedata.name(c, "").partition(" ")[0] for c in part if c.isalpha()} & _CONFUSABLE
         if len(found) > 1:

@@ -403,6 +403,15 @@ def all_rows(repo: Repo, db: sqlite3.Connection | None = None) -> list[Row]:
         return all_rows(repo, own)
 
 
+def census(repo: Repo) -> tuple[list[str], dict[str, int]]:
+    """(the archived memories' blobs, sorted and each once; how many rows each source made), the
+    index brought to HEAD first: what `git strata status` reports, without a Row for each memory."""
+    with catalog.connect(repo) as db:
+        refresh_in(repo, db)
+        blobs = [b for (b,) in db.execute("SELECT DISTINCT blob FROM archived ORDER BY blob")]
+        return blobs, dict(db.execute("SELECT source, count(*) FROM archived GROUP BY source").fetchall())
+
+
 def lookup(repo: Repo, paths: list[str]) -> dict[str, Row]:
     """{path: Row} for archived paths the index holds."""
     with connect(repo) as db:
