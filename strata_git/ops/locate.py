@@ -37,22 +37,32 @@ def tracked(repo: Repo, like: list[str] | None = None, flags: tuple[str, ...] = 
 def known(repo: Repo, like: list[str] | None = None) -> Known:
     """Every memory tracked or on disk, by collision key, and every folder holding one; ignored
     files included (a name must not collide with a file git ignores either). With `like` (names),
-    a pruned clone's archive/ only as far as it could hold those names (see tracked())."""
+    only what those names could collide with: the keys of the names and of the folders above them
+    (a pruned clone's archive/ read only as far as it could hold them, see tracked()), each as the
+    whole listing would give it."""
     around = None if like is None else [names.tier_path(tier, name) for name in like for tier in names.TIERS]
     listed = tracked(repo, around, flags=("-c", "-o"))
+    wanted = None if like is None else {names.collision_key(n) for name in like
+                                        for n in (name, *names.folders(name))}
     held: dict[str, list[tuple[str, str]]] = {}
     folders: dict[str, str] = {}
-    parents: set[str] = set()  # (a folder's chain is the same for every memory in it: walked once)
-    for path in sorted(set(listed)):
+    first: dict[str, str] = {}  # a folder's first path in path order (its chain is the same for every one)
+    matched: list[tuple[str, tuple[str, str]]] = []
+    for path in set(listed):
         where = names.split_path(path)
         if where and where[1].endswith((names.SUFFIX, "/")):  # (a folder tracked() found ends in "/")
-            if not where[1].endswith("/"):
-                held.setdefault(names.collision_key(where[1]), []).append(where)
+            if not where[1].endswith("/") and (wanted is None or names.collision_key(where[1]) in wanted):
+                matched.append((path, where))
             parent = where[1][:-1] if where[1].endswith("/") else where[1].rpartition("/")[0]
-            if parent not in parents:
-                parents.add(parent)
-                for folder in names.folders(where[1]):
-                    folders.setdefault(names.collision_key(folder), folder)
+            if parent and path < first.get(parent, "\U0010ffff"):
+                first[parent] = path
+    for _, where in sorted(matched):
+        held.setdefault(names.collision_key(where[1]), []).append(where)
+    for _, parent in sorted((path, parent) for parent, path in first.items()):
+        for folder in names.folders(parent + "/"):
+            key = names.collision_key(folder)
+            if wanted is None or key in wanted:
+                folders.setdefault(key, folder)
     return held, folders
 
 
