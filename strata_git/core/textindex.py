@@ -116,8 +116,9 @@ def counted_terms(counts: dict[str, int], into: dict[str, int] | None = None) ->
             term = _term(token)
         if term:
             out[term] = out.get(term, 0) + n
-            for char in _chars(term):  # (a CJK piece is its own term)
-                out[char] = out.get(char, 0) + n
+            if len(term) == 2:  # (a CJK piece's characters are terms too; the test first: millions of terms)
+                for char in _chars(term):
+                    out[char] = out.get(char, 0) + n
     return out
 
 
