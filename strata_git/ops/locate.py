@@ -54,8 +54,8 @@ def known(repo: Repo, like: list[str] | None = None) -> Known:
             if not where[1].endswith("/") and (wanted is None or names.collision_key(where[1]) in wanted):
                 matched.append((path, where))
             parent = where[1][:-1] if where[1].endswith("/") else where[1].rpartition("/")[0]
-            if parent and path < first.get(parent, "\U0010ffff"):
-                first[parent] = path
+            if parent:
+                first[parent] = min(path, first.get(parent, path))
     for _, where in sorted(matched):
         held.setdefault(names.collision_key(where[1]), []).append(where)
     for _, parent in sorted((path, parent) for parent, path in first.items()):

@@ -431,7 +431,7 @@ def rescan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: 
     size, mtime or inode changed); the strays found. With a `watch` on exactly those tiers, only
     the paths the kernel reported are re-examined when it can tell (strays are then not listed).
     `quick` (a search): a read-only tier's folder whose listing is as the last quick rescan saw it
-    is taken as it is (see _walk_marked), and the strays in such folders are not listed again."""
+    is taken as it is (see _Marks), and the strays in such folders are not listed again."""
     if watch is not None:
         born = get_meta(db, "born")
         changed = watch.take(born)

@@ -155,17 +155,12 @@ def _full(repo: Repo, db: sqlite3.Connection, times: _Times, max_bytes: int) -> 
 def _pruned_archive(repo: Repo, scan: Scan, db: sqlite3.Connection) -> list[Entry]:
     """Entries for archived memories that are not in the working tree (only in a pruned clone)."""
     from strata_git.gitio import partial
-    from strata_git.store import catalog, shadow
+    from strata_git.store import shadow
 
     if not partial.is_pruned(repo):
         return []
     on_disk = {e.name for e in scan.entries if e.tier == "archive"}
-    shadow.refresh_in(repo, db)
-    sep = catalog.TAG_SEP  # (an Entry straight from each row: a million of them at a million archived)
-    return [Entry("archive", name, size, title, kind, tuple(tags.split(sep)) if tags else (), project=project)
-            for path, size, title, kind, tags, project
-            in db.execute("SELECT path, size, title, type, tags, project FROM archived ORDER BY path")
-            if (name := path.partition("/")[2]) not in on_disk]
+    return [e for e in shadow.listing(repo, db) if e.name not in on_disk]
 
 
 def _incremental(repo: Repo, db: sqlite3.Connection, times: _Times, paths: list[str], max_bytes: int) -> None:

@@ -384,10 +384,13 @@ def warnings(repo: Repo) -> list[str]:
     return [w for w in found if isinstance(w, str)] if isinstance(found, list) else []
 
 
+def _tags(text: str) -> tuple[str, ...]:
+    return tuple(text.split(catalog.TAG_SEP)) if text else ()
+
+
 def _as_row(r: tuple) -> Row:
     r = tuple(r)
-    return Row(r[0], r[1], r[2], r[3], r[4], tuple(r[5].split(catalog.TAG_SEP)) if r[5] else (), r[6], r[7], r[8],
-               r[9])
+    return Row(r[0], r[1], r[2], r[3], r[4], _tags(r[5]), r[6], r[7], r[8], r[9])
 
 
 _COLUMNS = "path, blob, commit_id, title, type, tags, size, preview, source, project"
@@ -401,6 +404,16 @@ def all_rows(repo: Repo, db: sqlite3.Connection | None = None) -> list[Row]:
         return [_as_row(r) for r in db.execute(f"SELECT {_COLUMNS} FROM archived ORDER BY path")]
     with catalog.connect(repo) as own:
         return all_rows(repo, own)
+
+
+def listing(repo: Repo, db: sqlite3.Connection) -> list[entries.Entry]:
+    """Every archived memory the index holds as a listing's Entry, in path order, the index brought
+    to HEAD first: what index.md lists of a pruned archive (straight from the rows, without a Row
+    for each: a million of them at a million archived)."""
+    refresh_in(repo, db)
+    return [entries.Entry("archive", path.partition("/")[2], size, title, kind, _tags(tags), project=project)
+            for path, size, title, kind, tags, project
+            in db.execute("SELECT path, size, title, type, tags, project FROM archived ORDER BY path")]
 
 
 def census(repo: Repo) -> tuple[list[str], dict[str, int]]:
