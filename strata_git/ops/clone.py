@@ -73,8 +73,15 @@ def clone(url: str, folder: str | None = None) -> Cloned:
     # The shadow records in the same pack as their trees: these refs reach nothing but records, so
     # lifting the clone's blob filter for this one fetch brings no memory (50,000 records asked
     # for one by one took 40 s over `git daemon`). Any the server left out are fetched by id.
-    run(["fetch", "-q", f"--filter=blob:limit={records.MAX_RECORD_BYTES}", "origin",
-         f"+{contract.SHADOW_REFS}*:{contract.remote_refs('origin', 'shadow')}*"], repo.root, check=False)
+    # Only each ref's last commit: a ref's tree holds every record it ever had, and its history
+    # (one commit per janitor run, each rewriting the 256 fan-out trees) is read by nothing here.
+    # The clone becomes shallow at those commits only; the memory branch keeps all its history.
+    # (At 200,000 archived: 62 s for the refs' whole history, 9.7 s for their last commits.) A
+    # server that cannot cut history short gets the plain fetch.
+    shadow_refs = ["origin", f"+{contract.SHADOW_REFS}*:{contract.remote_refs('origin', 'shadow')}*"]
+    limit = f"--filter=blob:limit={records.MAX_RECORD_BYTES}"
+    if run(["fetch", "-q", "--depth=1", limit, *shadow_refs], repo.root, check=False).returncode != 0:
+        run(["fetch", "-q", limit, *shadow_refs], repo.root, check=False)
     sync.fetch_record_blobs(repo, "origin", {}, partial=True)
     hookshims.install(repo)
     cfg = config.load(repo.root, repo.state_dir())

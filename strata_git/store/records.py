@@ -240,7 +240,7 @@ def listing(repo: Repo, commits: list[str]) -> dict[str, list[str]]:
 
 
 class Choice(NamedTuple):
-    """How records are chosen among the candidates for each blob (see _choose)."""
+    """How records are chosen among the candidates for each blob (see choose)."""
 
     bound: dict[str, str] = {}  # blob -> the record id history names for it (a Strata-Record trailer)
     limit: int = 1 << 40  # the memory size limit: a record claiming a larger blob is refused
@@ -251,15 +251,20 @@ PLAIN = Choice()  # nothing bound, no limit but the record's own, no machine pre
 
 def load(repo: Repo, wanted: dict[str, list[str]], choice: Choice = PLAIN) -> tuple[dict[str, Record], list[str]]:
     """The records of the blobs in `wanted` ({blob: candidate note ids}) and a one-line warning per
-    candidate refused (see _choose)."""
+    candidate refused (see choose)."""
+    return choose(texts_of(repo, wanted), choice)
+
+
+def texts_of(repo: Repo, wanted: dict[str, list[str]]) -> dict[str, dict[str, bytes | None]]:
+    """{blob: {note id: its bytes, None if absent}} for `wanted` ({blob: candidate note ids}), in one read."""
     order = sorted({note for notes in wanted.values() for note in notes})
     texts = dict(zip(order, repo.objects(order), strict=True)) if order else {}
-    return _choose({blob: {note: texts.get(note) for note in notes} for blob, notes in wanted.items()}, choice)
+    return {blob: {note: texts.get(note) for note in notes} for blob, notes in wanted.items()}
 
 
 def find(repo: Repo, blobs: list[str], commits: list[str] | None = None, choice: Choice = PLAIN
          ) -> tuple[dict[str, Record], list[str]]:
-    """The records of `blobs` on the shadow refs (or `commits`), chosen as _choose() chooses. A few
+    """The records of `blobs` on the shadow refs (or `commits`), chosen as choose() chooses. A few
     blobs are looked up by path in each ref; many, from one listing of every ref's tree."""
     held = refs(repo)
     commits = sorted(set(held.values())) if commits is None else commits
@@ -281,7 +286,7 @@ def find(repo: Repo, blobs: list[str], commits: list[str] | None = None, choice:
                 held_notes.setdefault(b, {})[note] = raw
                 if c == mine:
                     mine_held.add(note)
-    return _choose(held_notes, choice._replace(own=frozenset(mine_held)))
+    return choose(held_notes, choice._replace(own=frozenset(mine_held)))
 
 
 def candidates(repo: Repo, blobs: list[str], commits: list[str]) -> tuple[dict[str, list[str]], frozenset[str]]:
@@ -300,7 +305,7 @@ def _oid(raw: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
 
 
-def _choose(candidates: Mapping[str, Mapping[str, bytes | None]], choice: Choice = PLAIN
+def choose(candidates: Mapping[str, Mapping[str, bytes | None]], choice: Choice = PLAIN
             ) -> tuple[dict[str, Record], list[str]]:
     """{blob: Record} and warnings. A blob whose archive commit names its record (choice.bound)
     gets that record or none: every other candidate, valid or not, is a record history does not

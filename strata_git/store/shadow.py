@@ -136,39 +136,126 @@ def _choice(repo: Repo, archived: dict[str, str], commits: dict[str, str]) -> re
     return records.Choice(bound=_bound(repo, archived, commits), limit=limit)
 
 
+Columns = tuple[str, str, str]  # (title, tags, body) as the full-text index holds a memory (textindex.document)
+
+
 def _made(repo: Repo, archived: dict[str, str], head: str, refs: dict[str, str],
           commits: dict[str, str] | None = None, warnings: list[str] | None = None
-          ) -> Iterator[list[tuple[Row, Counter[str]]]]:
-    """Rows (with their body tokens) for {path: blob}, from records, else old trailers, else the
-    name, in parts of at most CHUNK: a million archived memories' records never sit in memory at
-    once (the notes are listed once; each part reads its own). Warnings go to `warnings`."""
+          ) -> Iterator[list[tuple[Row, Columns]]]:
+    """Rows with their full-text columns for {path: blob}, from records, else old trailers, else
+    the name, in parts of at most CHUNK: a million archived memories' records never sit in memory
+    at once (the notes are listed once; each part reads its own). A large build turns the records
+    of its parts into rows on other processes while this one reads the next part and the caller
+    writes the last (see _workers). Warnings go to `warnings`."""
     commits = commits or {}
     warnings = [] if warnings is None else warnings
     heads = sorted(set(refs.values()))
     choice = _choice(repo, archived, commits)
     items = sorted(archived.items())
-    many = len(archived) * len(heads) > 4000
-    notes, own = records.candidates(repo, sorted(set(archived.values())), heads) if many and heads else ({}, None)
-    for start in range(0, len(items), CHUNK):
-        part = items[start:start + CHUNK]
-        blobs = {blob for _, blob in part}
-        if own is None:
-            found, warned = records.find(repo, sorted(blobs), heads, choice)
-        else:
-            found, warned = records.load(repo, {b: notes[b] for b in sorted(blobs) if b in notes},
-                                         choice._replace(own=own))
-        warnings += warned
-        legacy = _legacy(repo, [head], blobs - found.keys()) if head else {}
-        made = []
-        for path, blob in part:
+    if len(archived) * len(heads) <= BY_PATH or not heads:  # few: each looked up by path in each ref
+        for start in range(0, len(items), CHUNK):
+            part = items[start:start + CHUNK]
+            found, warned = records.find(repo, sorted({blob for _, blob in part}), heads, choice)
+            warnings += warned
+            yield _finish(repo, head, part, [_row(path, found.get(blob), commits) for path, blob in part], commits)
+        return
+    notes, own = records.candidates(repo, sorted(set(archived.values())), heads)
+
+    def task(part: list[tuple[str, str]]) -> tuple:
+        blobs = sorted({blob for _, blob in part})
+        wanted = {b: notes[b] for b in blobs if b in notes}
+        mine = frozenset(n for ns in wanted.values() for n in ns if n in own)
+        bound = {b: choice.bound[b] for b in blobs if b in choice.bound}
+        return (part, records.texts_of(repo, wanted), choice._replace(bound=bound, own=mine),
+                {path: commits[path] for path, _ in part if path in commits})
+
+    workers = _workers(len(items))
+    size = PART if workers else CHUNK
+    parts = (items[start:start + size] for start in range(0, len(items), size))
+    if not workers:
+        for part in parts:
+            rows, warned = _part_rows(*task(part))
+            warnings += warned
+            yield _finish(repo, head, part, rows, commits)
+        return
+    import gc
+    import multiprocessing
+    from collections import deque
+
+    gc.freeze()  # the forked processes then never copy this one's objects by collecting them
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            pending: deque = deque()
+            for part in parts:
+                pending.append((part, pool.apply_async(_part_rows_of, (task(part),))))
+                if len(pending) > workers:
+                    done, result = pending.popleft()
+                    rows, warned = result.get()
+                    warnings += warned
+                    yield _finish(repo, head, done, rows, commits)
+            while pending:
+                done, result = pending.popleft()
+                rows, warned = result.get()
+                warnings += warned
+                yield _finish(repo, head, done, rows, commits)
+    finally:
+        gc.unfreeze()
+
+
+BY_PATH = 4000  # (blob, ref) pairs up to which records are looked up by path rather than listed
+PART = 5_000  # archived memories a process of a large build makes into rows at a time
+PARALLEL_FROM = 40_000  # archived memories from which a build makes its rows on several processes
+
+
+def _workers(count: int) -> int:
+    """How many processes make the rows of `count` archived memories: none (this one does) unless
+    the build is large, there is more than one core, and this process can fork safely (Linux, no
+    other thread: a fork copies no thread, and a lock another held would stay held)."""
+    import sys
+    import threading
+
+    if count < PARALLEL_FROM or not sys.platform.startswith("linux") or threading.active_count() > 1:
+        return 0
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return min(cores, 4) if cores > 1 else 0
+
+
+def _part_rows_of(task: tuple) -> tuple[list[tuple[Row, Columns] | None], list[str]]:
+    return _part_rows(*task)
+
+
+def _part_rows(part: list[tuple[str, str]], texts: dict[str, dict[str, bytes | None]], choice: records.Choice,
+               commits: dict[str, str]) -> tuple[list[tuple[Row, Columns] | None], list[str]]:
+    """([a row and its columns for each of `part` with a record, else None], warnings): pure, so
+    another process can make them."""
+    found, warned = records.choose(texts, choice)
+    return [_row(path, found.get(blob), commits) for path, blob in part], warned
+
+
+def _row(path: str, rec: records.Record | None, commits: dict[str, str]) -> tuple[Row, Columns] | None:
+    if rec is None:
+        return None
+    row, body = _from_record(path, rec, commits.get(path, ""))
+    return row, _columns(row, body)
+
+
+def _finish(repo: Repo, head: str, part: list[tuple[str, str]], rows: list[tuple[Row, Columns] | None],
+            commits: dict[str, str]) -> list[tuple[Row, Columns]]:
+    """`rows` with those of `part` that had no record made from an old trailer, else from the name."""
+    lacking = {blob for (_, blob), made in zip(part, rows, strict=True) if made is None}
+    legacy = _legacy(repo, [head], lacking) if head and lacking else {}
+    out = []
+    for (path, blob), made in zip(part, rows, strict=True):
+        if made is None:
             commit = commits.get(path, "")
-            if blob in found:
-                made.append(_from_record(path, found[blob], commit))
-            elif blob in legacy:
-                made.append(_from_legacy(path, blob, commit or legacy[blob][0], legacy[blob][1]))
-            else:
-                made.append((Row(path, blob, commit, "", "note", (), 0, "", "name"), Counter()))
-        yield made
+            row, body = _from_legacy(path, blob, commit or legacy[blob][0], legacy[blob][1]) if blob in legacy \
+                else (Row(path, blob, commit, "", "note", (), 0, "", "name"), Counter())
+            made = row, _columns(row, body)
+        out.append(made)
+    return out
 
 
 # -- writing rows ----------------------------------------------------------------------------
@@ -185,8 +272,8 @@ def _digest(cols: tuple[str, str, str]) -> str:
     return hashlib.blake2b("\0".join(cols).encode("utf-8"), digest_size=8).hexdigest()
 
 
-def _insert(db: sqlite3.Connection, made: list[tuple[Row, Counter[str]]]) -> None:
-    cols = [_columns(r, body) for r, body in made]
+def _insert(db: sqlite3.Connection, made: list[tuple[Row, Columns]]) -> None:
+    cols = [c for _, c in made]
     first = catalog.allocate(db, len(made))
     values = [(first + i, r.path, r.blob, r.commit, r.title, r.type, catalog.TAG_SEP.join(r.tags),
                r.size, r.preview, r.source, _digest(c), r.project)

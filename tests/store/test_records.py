@@ -335,3 +335,35 @@ def test_a_record_may_not_claim_more_than_a_blob_holds():
     assert "more than a blob of 100 bytes holds" in records.parse(rec(w="boom:999999999"), blob, limit=100)
     assert "more than a blob of 100 bytes holds" in records.parse(rec(t="x" * 200), blob, limit=100)
     assert "more than a blob of 100 bytes holds" in records.parse(rec(g=["x" * 100, "y" * 100]), blob, limit=100)
+
+
+@pytest.mark.slow
+def test_a_build_on_several_processes_makes_the_same_rows_and_warnings(mem: Path, monkeypatch):
+    """A large build turns records into rows on forked processes, part by part: the rows, their
+    order in the index, and the warnings are those of a build in one process, whatever the parts."""
+    from strata_git.gitio.git import discover
+    from strata_git.store import shadow
+
+    seed_archive(mem, 40)
+    (mem / "archive/x").mkdir(parents=True)  # archived by hand: no record, found by its name
+    (mem / "archive/x/by-hand.md").write_text("# By hand\n\nNo record of its own.\n")
+    git(mem, "add", "archive")
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", "by hand"], cwd=mem, check=True,
+                   env={**os.environ, "STRATA_INTERNAL": "1"})
+    put_record(mem, archived_blobs(mem)["archive/notes/m0007.md"], b"{not json")  # a warning
+    repo = discover(str(mem))
+
+    def build() -> tuple[list[tuple], list[tuple], list[str]]:
+        shadow.build(repo, repo.head())
+        with shadow.connect(repo) as db:
+            order = [path for (path,) in db.execute("SELECT path FROM archived ORDER BY id")]
+        return shadow_rows(mem), order, shadow.warnings(repo)
+
+    serial = build()
+    assert {r[8] for r in rows_only(mem)} == {"record", "name"} and len(serial[2]) == 1
+    monkeypatch.setattr(shadow, "BY_PATH", 0)  # the listing a large build reads its records from
+    assert build() == serial
+    monkeypatch.setattr(shadow, "_workers", lambda count: 2)  # forked, even on one core
+    for part in (7, 1000):
+        monkeypatch.setattr(shadow, "PART", part)
+        assert build() == serial
