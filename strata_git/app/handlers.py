@@ -286,7 +286,15 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 def cmd_clone(args: argparse.Namespace) -> int:
     from strata_git.ops import clone
 
-    done = clone.clone(args.url, args.dir)
+    say = counted = None
+    if not args.json and sys.stderr.isatty():
+        def say(text: str) -> None:
+            print(f"{text}...", file=sys.stderr, flush=True)
+
+        def counted(done: int, total: int) -> None:
+            print(f"\rindexed {done}/{total} archived memories", end="\n" if done == total else "",
+                  file=sys.stderr, flush=True)
+    done = clone.clone(args.url, args.dir, say, counted)
     _emit(args, done.as_dict(), render.cloned(done))
     return 0
 

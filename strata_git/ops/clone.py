@@ -10,6 +10,7 @@ so archived memories are searchable straight away and rehydrate on demand.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import NamedTuple
 
 from strata_git.core import contract
@@ -38,11 +39,14 @@ def _target(url: str, folder: str | None) -> str:
     return os.path.abspath(base or "memory")
 
 
-def clone(url: str, folder: str | None = None) -> Cloned:
+def clone(url: str, folder: str | None = None, progress: Callable[[str], None] | None = None,
+          counted: Callable[[int, int], None] | None = None) -> Cloned:
+    """Clone `url` into `folder`. `progress` is told each step as it starts; `counted(done, total)`
+    how many archived memories the shadow index holds so far, while it is built."""
     from strata_git.core import config
     from strata_git.ops import hookshims
     from strata_git.ops.sync import sync
-    from strata_git.store import index_md, records, shadow
+    from strata_git.store import history, index_md, records, shadow
 
     target = _target(url, folder)
     if "://" not in url and os.path.isdir(url):  # a local path: git would copy it whole, filter or not
@@ -52,6 +56,8 @@ def clone(url: str, folder: str | None = None) -> Cloned:
     if os.path.lexists(target) and (not os.path.isdir(target) or os.listdir(target)):
         raise Refused(f"{target} already exists and is not an empty folder",
                       "give another folder: git strata clone URL DIR")
+    say = progress or (lambda _: None)
+    say(f"cloning the history of {git.shown_url(url)} (no memory's content)")
     proc = run(["clone", "-q", "--filter=blob:none", "--no-checkout", "--", url, target], os.getcwd(), check=False)
     if proc.returncode != 0:
         reason = git.error_line(proc.stderr)
@@ -62,11 +68,13 @@ def clone(url: str, folder: str | None = None) -> Cloned:
     partial.prune_checkout(repo)
     # Every blob the checkout needs, in one fetch: active/, cooled/ and any file outside archive/.
     needed = partial.absent(repo, sorted(archive.live_blobs(repo) - {""}))
+    say(f"fetching the content of {len(needed)} files outside archive/")
     archive.fetch_blobs_from(repo, "origin", needed)
     repo.git("read-tree", "-m", "-u", "HEAD")
     if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
         raise NotFound(f"cloned into {target}, but it has no {config.CONFIG_PATH}: not a memory repository",
                        f"run `git strata init {target}` to make it one")
+    say("fetching the machines' access and shadow records, and reading history meanwhile")
     access_refs = f"+{contract.ACCESS_REFS}*:{contract.remote_refs('origin', 'access')}*"
     run(["fetch", "-q", "origin", access_refs], repo.root, check=False)
     sync.fetch_access_blobs(repo, "origin", partial=True)
@@ -80,12 +88,21 @@ def clone(url: str, folder: str | None = None) -> Cloned:
     # server that cannot cut history short gets the plain fetch.
     shadow_refs = ["origin", f"+{contract.SHADOW_REFS}*:{contract.remote_refs('origin', 'shadow')}*"]
     limit = f"--filter=blob:limit={records.MAX_RECORD_BYTES}"
-    if run(["fetch", "-q", "--depth=1", limit, *shadow_refs], repo.root, check=False).returncode != 0:
+    fetching = git.start(["fetch", "-q", "--depth=1", limit, *shadow_refs], repo.root)
+    try:  # while the records arrive, what the indexes read from history (two `git log` passes)
+        head = repo.head()
+        known = shadow.from_history(repo, head) if head else None
+        history.last_changed(repo, history.head(repo), ())  # the last-change table, which index.md reads
+    finally:
+        fetching.communicate()
+    if fetching.returncode != 0:
         run(["fetch", "-q", limit, *shadow_refs], repo.root, check=False)
     sync.fetch_record_blobs(repo, "origin", {}, partial=True)
     hookshims.install(repo)
     cfg = config.load(repo.root, repo.state_dir())
-    archived = shadow.build(repo, repo.head())
+    say("indexing the archive")
+    archived = shadow.build(repo, head, counted, known)
+    say("indexing the live memories and writing index.md")
     index_md.refresh(repo, cfg.max_memory_bytes)
     blobs = sorted({row.blob for row in shadow.all_rows(repo)})
     local = len(blobs) - len(partial.absent(repo, blobs))

@@ -23,7 +23,7 @@ import json
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -342,29 +342,46 @@ def _commits(repo: Repo, revs: str, paths: list[str]) -> dict[str, str]:
     return found
 
 
-def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str] | None = None) -> int:
+def from_history(repo: Repo, head: str) -> tuple[dict[str, str], dict[str, str]]:
+    """What a build of `head` reads from history: ({path: blob} under archive/, {path: the commit
+    that archived it}). A caller waiting on something else (a clone, on its records) reads it
+    meanwhile and hands it to build()."""
+    archived = _archived(repo, head)
+    return archived, _commits(repo, head, list(archived))
+
+
+def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str] | None = None,
+             progress: Callable[[int, int], None] | None = None,
+             known: tuple[dict[str, str], dict[str, str]] | None = None) -> int:
     """Replace every archive row with rows for `head` (inside the caller's transaction). The
     full-text table is emptied and the live rows put back from what live_docs keeps: cheaper
-    than recomputing each archived row's values to delete it, and it leaves no deleted data."""
+    than recomputing each archived row's values to delete it, and it leaves no deleted data.
+    `progress(done, total)` is told after each part; `known` is from_history(repo, head)."""
     refs = records.refs(repo) if refs is None else refs
-    archived = _archived(repo, head) if head else {}
+    archived = (known[0] if known else _archived(repo, head)) if head else {}
     catalog.affordable(len(archived), "the shadow index")
     warnings: list[str] = []
     db.execute("INSERT INTO docs (docs) VALUES ('delete-all')")
     db.execute("DELETE FROM archived")
     catalog.reinsert_live(db)
-    for made in _made(repo, archived, head, refs, _commits(repo, head, list(archived)) if head else {}, warnings):
+    done = 0
+    commits = (known[1] if known else _commits(repo, head, list(archived))) if head else {}
+    for made in _made(repo, archived, head, refs, commits, warnings):
         _insert(db, made)
+        done += len(made)
+        if progress:
+            progress(done, len(archived))
     catalog.compact(db)
     _set_state(db, head, refs, warnings)
     return len(archived)
 
 
-def build(repo: Repo, commit: str | None) -> int:
-    """Rebuild the archive rows for `commit`; how many there are."""
+def build(repo: Repo, commit: str | None, progress: Callable[[int, int], None] | None = None,
+          known: tuple[dict[str, str], dict[str, str]] | None = None) -> int:
+    """Rebuild the archive rows for `commit`; how many there are (see build_in)."""
     with catalog.connect(repo) as db:
         db.execute("BEGIN IMMEDIATE")
-        return build_in(repo, db, commit or "")
+        return build_in(repo, db, commit or "", progress=progress, known=known)
 
 
 def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[str, str]) -> bool:

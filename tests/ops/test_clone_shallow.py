@@ -63,3 +63,21 @@ def test_a_clone_holds_each_shadow_refs_last_commit_and_every_record(mem: Path, 
     assert git(mem, "rev-parse", there).stdout == git(laptop, "rev-parse", own).stdout
     assert shadow_rows(laptop) == shadow_rows(mem)
     assert git(laptop, "fsck", "--no-dangling").returncode == 0
+    assert json.loads(strata(laptop, "status", "--json").stdout)["problems"] == []
+    scanned = strata(laptop, "scan", "--json")  # walks every ref's history, the cut ones too
+    assert scanned.returncode == 0, scanned.stdout + scanned.stderr
+
+
+def test_a_clone_says_each_step_and_counts_the_archive_it_indexes(mem: Path, tmp_path: Path):
+    from strata_git.ops import clone
+
+    remote = bare_remote(tmp_path / "remote.git")
+    git(mem, "remote", "add", "origin", str(remote))
+    seed_archive(mem, 12)
+    assert strata(mem, "sync").returncode == 0
+    steps: list[str] = []
+    counts: list[tuple[int, int]] = []
+    done = clone.clone(str(remote), str(tmp_path / "laptop"), steps.append, lambda n, of: counts.append((n, of)))
+    assert [s.split(" ")[0] for s in steps] == ["cloning", "fetching", "fetching", "indexing", "indexing"]
+    assert "archive" in steps[3] and "index.md" in steps[4]
+    assert counts and counts[-1] == (done.archived, done.archived) == (12, 12)
