@@ -309,12 +309,12 @@ print(json.dumps([times, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1
 
 def plain_git_clone(remote_url: str, base: Path, env: dict[str, str]) -> float:
     """What git alone takes for what `git strata clone` fetches: the history without blobs (a
-    partial clone) and the shadow records (every archived memory's, one blob each). The floor
-    under the clone's time, whatever git-strata does with them."""
+    partial clone) and the shadow records (every archived memory's, one blob each, from each shadow
+    ref's last commit). The floor under the clone's time, whatever git-strata does with them."""
     plain = base / "plain-clone"
     start = time.perf_counter()
     sh(["git", "clone", "-q", "--filter=blob:none", "--no-checkout", remote_url, str(plain)], base, env)
-    sh(["git", "fetch", "-q", "--filter=blob:limit=8388608", "origin",
+    sh(["git", "fetch", "-q", "--depth=1", "--filter=blob:limit=8388608", "origin",
         "+refs/strata/shadow/*:refs/remotes/origin/strata-shadow/*"], plain, env)
     wall = time.perf_counter() - start
     shutil.rmtree(plain, ignore_errors=True)
