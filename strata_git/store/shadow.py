@@ -172,12 +172,16 @@ def _made(repo: Repo, archived: dict[str, str], head: str, refs: dict[str, str],
     workers = _workers(len(items))
     size = PART if workers else CHUNK
     parts = (items[start:start + size] for start in range(0, len(items), size))
-    if not workers:
-        for part in parts:
-            rows, warned = _part_rows(*task(part))
-            warnings += warned
-            yield _finish(repo, head, part, rows, commits)
-        return
+    made = _on_processes(parts, task, workers) if workers else ((part, _part_rows(*task(part))) for part in parts)
+    for part, (rows, warned) in made:
+        warnings += warned
+        yield _finish(repo, head, part, rows, commits)
+
+
+def _on_processes(parts: Iterator[list[tuple[str, str]]], task: Callable[[list[tuple[str, str]]], tuple],
+                  workers: int) -> Iterator[tuple[list[tuple[str, str]], tuple]]:
+    """(part, _part_rows(*task(part))) for each of `parts` in order, made by `workers` forked
+    processes while the caller takes the part before."""
     import gc
     import multiprocessing
     from collections import deque
@@ -187,17 +191,13 @@ def _made(repo: Repo, archived: dict[str, str], head: str, refs: dict[str, str],
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             pending: deque = deque()
             for part in parts:
-                pending.append((part, pool.apply_async(_part_rows_of, (task(part),))))
-                if len(pending) > workers:
+                pending.append((part, pool.apply_async(_part_rows, task(part))))
+                while len(pending) > workers:
                     done, result = pending.popleft()
-                    rows, warned = result.get()
-                    warnings += warned
-                    yield _finish(repo, head, done, rows, commits)
+                    yield done, result.get()
             while pending:
                 done, result = pending.popleft()
-                rows, warned = result.get()
-                warnings += warned
-                yield _finish(repo, head, done, rows, commits)
+                yield done, result.get()
     finally:
         gc.unfreeze()
 
@@ -221,10 +221,6 @@ def _workers(count: int) -> int:
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
     return min(cores, 4) if cores > 1 else 0
-
-
-def _part_rows_of(task: tuple) -> tuple[list[tuple[Row, Columns] | None], list[str]]:
-    return _part_rows(*task)
 
 
 def _part_rows(part: list[tuple[str, str]], texts: dict[str, dict[str, bytes | None]], choice: records.Choice,
@@ -364,8 +360,8 @@ def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     db.execute("INSERT INTO docs (docs) VALUES ('delete-all')")
     db.execute("DELETE FROM archived")
     catalog.reinsert_live(db)
-    done = 0
     commits = (known[1] if known else _commits(repo, head, list(archived))) if head else {}
+    done = 0
     for made in _made(repo, archived, head, refs, commits, warnings):
         _insert(db, made)
         done += len(made)
