@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, bare_remote, git
+from conftest import BIN, DEEP, bare_remote, git
 from helpers.archive import archived_blobs, body, held, seed_archive
 
 pytestmark = pytest.mark.slow
 
-KILLS = 50
+KILLS = 50 if DEEP else 16  # a new seed every run: over many runs, as many instants as one deep run
 
 
 def _all_blobs(repo: Path) -> dict[str, str]:
