@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -320,10 +321,93 @@ def _set_state(db: sqlite3.Connection, head: str, refs: dict[str, str], warnings
         catalog.set_meta(db, "shadow_warnings", json.dumps(warnings[:MAX_WARNINGS]))
 
 
-def _commits(repo: Repo, revs: str, paths: list[str]) -> dict[str, str]:
-    """{path: the commit that last brought it under archive/} for `paths`, from one log pass over `revs`."""
-    if not paths:
+# A Strata-Move trailer's destination and name (compact JSON, as contract.trailer_value writes it; a
+# value these do not read vouches for nothing, and the commit's change is read instead).
+_TO = re.compile(r'"to":\s*"(archive(?:/[^"\\]*)?)"')
+_NAME = re.compile(r'"name":\s*"([^"\\]+)"')
+
+
+def _archived_at(move: str) -> str | None:
+    """Where a Strata-Move trailer's value puts its memory in archive/: `"to"` names the tier (and
+    `"name"` the memory) or, as older versions wrote it, the path; None for any other move."""
+    to = _TO.search(move)
+    if not to:
+        return None
+    if to.group(1) != "archive":
+        return to.group(1)
+    name = _NAME.search(move)
+    return f"archive/{name.group(1)}{names.SUFFIX}" if name else None
+
+
+_MOVER = f"^{contract.MOVE}: "  # (git log --grep) a commit whose message has a Strata-Move line
+
+
+def _commits(repo: Repo, revs: str, archived: dict[str, str]) -> dict[str, str]:
+    """{path: the commit that last brought it under archive/} for the paths of `archived` ({path:
+    its blob at the tip}): the newest commit of `git log revs -- archive` whose change adds or
+    modifies the path.
+
+    A janitor commit's change is not read: it rewrites folders of the archive, and git would read
+    and compare each of them again at each such commit (148 s of a clone at a million). Its
+    trailers say what it archived instead, and vouch for a path where they agree with each other
+    and with the commit: a Strata-Move into archive/ at that path, a Strata-Record for the blob the
+    path holds at the tip, and the path's folder changed by the commit. Every other commit's change
+    is read as before, so a later edit by hand still counts, and
+    so is that of a commit whose Strata-Move lines git does not read as trailers. A path whose
+    newest Strata-Move has no such record (archived by a version that wrote none) is found by
+    reading every change, as before this shortcut."""
+    if not archived:
         return {}
+    order: dict[str, int] = {}  # commit: its place in the walk, newest first
+    found: dict[str, tuple[int, str]] = {}
+    doubtful: dict[str, int] = {}  # path: where its newest Strata-Move named another blob
+    movers: set[str] = set()
+    fields = f"%x01%H%x00{contract.log_field(contract.MOVE, '%x1e')}%x00{contract.log_field(contract.RECORD, '%x1e')}"
+    for at, item in enumerate(repo.items("log", "--no-merges", f"--format={fields}", revs, "--", "archive")):
+        commit, _, rest = item.decode("utf-8", "surrogateescape").partition("\0")
+        order[commit] = at
+        moves, _, named = rest.partition("\0")
+        if not moves.strip():
+            continue
+        movers.add(commit)
+        blobs = {pair.split(" ", 1)[0] for pair in named.split("\x1e")}
+        for path in map(_archived_at, moves.split("\x1e")):
+            if path in archived and path not in found and path not in doubtful:
+                if archived[path] in blobs:
+                    found[path] = (at, commit)
+                else:
+                    doubtful[path] = at
+    unchanged = _unchanged(repo, {(c, os.path.dirname(p)) for p, (_, c) in found.items()})
+    for path in [p for p, (_, c) in found.items() if (c, os.path.dirname(p)) in unchanged]:
+        doubtful[path] = found.pop(path)[0]  # its folder is as the commit's parent had it: no move of it there
+    odd = set(repo.git("log", "--no-merges", "--format=%H", f"--grep={_MOVER}", revs, "--", "archive")
+              .decode().split()) - movers
+    changes = [repo.items("log", "--no-merges", "--no-renames", "--diff-filter=AM", "--name-only", "-z",
+                          "--format=%x01%H", "--invert-grep", f"--grep={_MOVER}", revs, "--", "archive")]
+    if odd:
+        changes.append(repo.items("log", "--no-walk=unsorted", "--no-merges", "--no-renames", "--diff-filter=AM",
+                                  "--name-only", "-z", "--format=%x01%H", *sorted(odd), "--", "archive"))
+    for item in (i for items in changes for i in items):
+        commit, _, files = item.decode("utf-8", "surrogateescape").partition("\0")
+        at = order.get(commit, -1)
+        for path in files.strip("\n").split("\0"):
+            if path in archived and at >= 0 and at < found.get(path, (len(order), ""))[0]:
+                found[path] = (at, commit)
+    for path, at in doubtful.items():
+        if at < found.get(path, (len(order), ""))[0]:
+            found.pop(path, None)  # the newest archiving of it is neither vouched for nor read
+    unsure = [p for p in archived if p not in found]
+    return {p: c for p, (_, c) in found.items()} | (_commits_read(repo, revs, unsure) if unsure else {})
+
+
+def _unchanged(repo: Repo, folders: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The (commit, folder) pairs whose folder the commit did not change (or that cannot be read)."""
+    asked = sorted(folders)
+    return {pair for pair, changed in zip(asked, repo.changed(asked), strict=True) if not changed}
+
+
+def _commits_read(repo: Repo, revs: str, paths: list[str]) -> dict[str, str]:
+    """_commits for `paths` from every commit's change, janitor commits' too."""
     wanted, found = set(paths), {}
     out = repo.git("log", "--no-renames", "--diff-filter=AM", "--name-only", "-z", "--format=%x01%H", revs,
                    "--", "archive")
@@ -343,7 +427,7 @@ def from_history(repo: Repo, head: str) -> tuple[dict[str, str], dict[str, str]]
     that archived it}). A caller waiting on something else (a clone, on its records) reads it
     meanwhile and hands it to build()."""
     archived = _archived(repo, head)
-    return archived, _commits(repo, head, list(archived))
+    return archived, _commits(repo, head, archived)
 
 
 def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str] | None = None,
@@ -360,7 +444,7 @@ def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     db.execute("INSERT INTO docs (docs) VALUES ('delete-all')")
     db.execute("DELETE FROM archived")
     catalog.reinsert_live(db)
-    commits = (known[1] if known else _commits(repo, head, list(archived))) if head else {}
+    commits = (known[1] if known else _commits(repo, head, archived)) if head else {}
     done = 0
     for made in _made(repo, archived, head, refs, commits, warnings):
         _insert(db, made)
@@ -394,7 +478,7 @@ def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[
     catalog.affordable(len(added), "the shadow index")
     warnings: list[str] = []
     _delete(repo, db, gone)
-    for made in _made(repo, added, new, refs, _commits(repo, f"{old}..{new}", list(added)) if added else {},
+    for made in _made(repo, added, new, refs, _commits(repo, f"{old}..{new}", added) if added else {},
                       warnings):
         _insert(db, made)
     if len(gone) >= catalog.COMPACT_AFTER:
