@@ -89,7 +89,7 @@ def clone(url: str, folder: str | None = None, progress: Callable[[str], None] |
     shadow_refs = ["origin", f"+{contract.SHADOW_REFS}*:{contract.remote_refs('origin', 'shadow')}*"]
     limit = f"--filter=blob:limit={records.MAX_RECORD_BYTES}"
     fetching = git.start(["fetch", "-q", "--depth=1", limit, *shadow_refs], repo.root)
-    try:  # while the records arrive, what the indexes read from history (two `git log` passes)
+    try:  # while the records arrive, what the indexes read from history
         head = repo.head()
         known = shadow.from_history(repo, head) if head else None
         history.last_changed(repo, history.head(repo), ())  # the last-change table, which index.md reads

@@ -340,6 +340,9 @@ def _archived_at(move: str) -> str | None:
 
 
 _MOVER = f"^{contract.MOVE}: "  # (git log --grep) a commit whose message has a Strata-Move line
+# Paths from which _commits takes the janitor's trailers instead of reading every change: below it,
+# one `git log` costs less than three and libgit2's import (~60 ms), as when a cycle archives a few.
+FROM_TRAILERS = 2000
 
 
 def _commits(repo: Repo, revs: str, archived: dict[str, str]) -> dict[str, str]:
@@ -356,16 +359,18 @@ def _commits(repo: Repo, revs: str, archived: dict[str, str]) -> dict[str, str]:
     so is that of a commit whose Strata-Move lines git does not read as trailers. A path whose
     newest Strata-Move has no such record (archived by a version that wrote none) is found by
     reading every change, as before this shortcut."""
-    if not archived:
-        return {}
+    if len(archived) < FROM_TRAILERS:
+        return _commits_read(repo, revs, list(archived)) if archived else {}
     order: dict[str, int] = {}  # commit: its place in the walk, newest first
-    found: dict[str, tuple[int, str]] = {}
+    walk: list[str] = []  # and the other way round
+    found: dict[str, int] = {}  # path: the place of the commit that brought it
     doubtful: dict[str, int] = {}  # path: where its newest Strata-Move named another blob
     movers: set[str] = set()
     fields = f"%x01%H%x00{contract.log_field(contract.MOVE, '%x1e')}%x00{contract.log_field(contract.RECORD, '%x1e')}"
     for at, item in enumerate(repo.items("log", "--no-merges", f"--format={fields}", revs, "--", "archive")):
         commit, _, rest = item.decode("utf-8", "surrogateescape").partition("\0")
         order[commit] = at
+        walk.append(commit)
         moves, _, named = rest.partition("\0")
         if not moves.strip():
             continue
@@ -374,12 +379,12 @@ def _commits(repo: Repo, revs: str, archived: dict[str, str]) -> dict[str, str]:
         for path in map(_archived_at, moves.split("\x1e")):
             if path in archived and path not in found and path not in doubtful:
                 if archived[path] in blobs:
-                    found[path] = (at, commit)
+                    found[path] = at
                 else:
                     doubtful[path] = at
-    unchanged = _unchanged(repo, {(c, os.path.dirname(p)) for p, (_, c) in found.items()})
-    for path in [p for p, (_, c) in found.items() if (c, os.path.dirname(p)) in unchanged]:
-        doubtful[path] = found.pop(path)[0]  # its folder is as the commit's parent had it: no move of it there
+    unchanged = _unchanged(repo, {(walk[at], os.path.dirname(p)) for p, at in found.items()})
+    for path in [p for p, at in found.items() if (walk[at], os.path.dirname(p)) in unchanged]:
+        doubtful[path] = found.pop(path)  # its folder is as the commit's parent had it: no move of it there
     odd = set(repo.git("log", "--no-merges", "--format=%H", f"--grep={_MOVER}", revs, "--", "archive")
               .decode().split()) - movers
     changes = [repo.items("log", "--no-merges", "--no-renames", "--diff-filter=AM", "--name-only", "-z",
@@ -391,13 +396,16 @@ def _commits(repo: Repo, revs: str, archived: dict[str, str]) -> dict[str, str]:
         commit, _, files = item.decode("utf-8", "surrogateescape").partition("\0")
         at = order.get(commit, -1)
         for path in files.strip("\n").split("\0"):
-            if path in archived and at >= 0 and at < found.get(path, (len(order), ""))[0]:
-                found[path] = (at, commit)
+            if path in archived and 0 <= at < found.get(path, len(walk)):
+                found[path] = at
     for path, at in doubtful.items():
-        if at < found.get(path, (len(order), ""))[0]:
+        if at < found.get(path, len(walk)):
             found.pop(path, None)  # the newest archiving of it is neither vouched for nor read
     unsure = [p for p in archived if p not in found]
-    return {p: c for p, (_, c) in found.items()} | (_commits_read(repo, revs, unsure) if unsure else {})
+    commits = {p: walk[at] for p, at in found.items()}
+    del found
+    commits.update(_commits_read(repo, revs, unsure) if unsure else {})
+    return commits
 
 
 def _unchanged(repo: Repo, folders: set[tuple[str, str]]) -> set[tuple[str, str]]:

@@ -43,6 +43,11 @@ def _janitor_commits(mem: Path) -> list[str]:
     return git(mem, "log", "--format=%H", "--grep=^Strata-Move: ", "--", "archive").stdout.decode().split()
 
 
+@pytest.fixture(autouse=True)
+def from_trailers_always(monkeypatch):
+    monkeypatch.setattr(shadow, "FROM_TRAILERS", 1)  # (from 2,000 paths otherwise)
+
+
 @pytest.fixture
 def history(mem: Path) -> Path:
     """Two janitor cycles that archive: 12 memories, then 8 more with the 2 written live meanwhile."""
