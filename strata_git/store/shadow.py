@@ -339,7 +339,8 @@ def _archived_at(move: str) -> str | None:
     return f"archive/{name.group(1)}{names.SUFFIX}" if name else None
 
 
-_MOVER = f"^{contract.MOVE}: "  # (git log --grep) a commit whose message has a Strata-Move line
+_MOVE_LINE = f"{contract.MOVE}: "  # a line of a commit message that names a move
+_RECORD_LINE = f"{contract.RECORD}: "  # and one that names the record of a blob it archives
 # Paths from which _commits takes the janitor's trailers instead of reading every change: below it,
 # one `git log` costs less than three and libgit2's import (~60 ms), as when a cycle archives a few.
 FROM_TRAILERS = 2000
@@ -352,66 +353,66 @@ def _commits(repo: Repo, revs: str, archived: dict[str, str]) -> dict[str, str]:
 
     A janitor commit's change is not read: it rewrites folders of the archive, and git would read
     and compare each of them again at each such commit (148 s of a clone at a million). Its
-    trailers say what it archived instead, and vouch for a path where they agree with each other
-    and with the commit: a Strata-Move into archive/ at that path, a Strata-Record for the blob the
-    path holds at the tip, and the path's folder changed by the commit. Every other commit's change
-    is read as before, so a later edit by hand still counts, and
-    so is that of a commit whose Strata-Move lines git does not read as trailers. A path whose
-    newest Strata-Move has no such record (archived by a version that wrote none) is found by
-    reading every change, as before this shortcut."""
+    `Strata-Move:` and `Strata-Record:` lines (all of them, trailers or not: squashed cycles keep
+    theirs in the body) say what it archived instead, and vouch for a path where they agree with
+    each other and with the commit: the newest Strata-Move that names the path, a Strata-Record of
+    the same commit for the blob the path holds at the tip, and the path's folder changed by the
+    commit (looked up by name; the folder's own tree, however large, is not read). Every commit
+    without such lines has its change read as before, so an edit by hand still counts, and a
+    commit so found must hold the blob at the tip. Anything else is found by reading every change.
+
+    Not the commit reading every change names: a janitor commit replayed by a rebase onto one that
+    archived the same memory (it names the memory and its blob, and changed its folder: the row
+    names it, the other one archived the same blob), and a commit with `Strata-Move:` lines that
+    also changes an archived file no such line ever named (the row names the commit that changed
+    it before)."""
     if len(archived) < FROM_TRAILERS:
         return _commits_read(repo, revs, list(archived)) if archived else {}
     order: dict[str, int] = {}  # commit: its place in the walk, newest first
     walk: list[str] = []  # and the other way round
     found: dict[str, int] = {}  # path: the place of the commit that brought it
-    doubtful: dict[str, int] = {}  # path: where its newest Strata-Move named another blob
-    movers: set[str] = set()
-    fields = f"%x01%H%x00{contract.log_field(contract.MOVE, '%x1e')}%x00{contract.log_field(contract.RECORD, '%x1e')}"
-    for at, item in enumerate(repo.items("log", "--no-merges", f"--format={fields}", revs, "--", "archive")):
-        commit, _, rest = item.decode("utf-8", "surrogateescape").partition("\0")
+    doubtful: dict[str, int] = {}  # path: where its newest Strata-Move names another version of it
+    for at, item in enumerate(repo.items("log", "--no-merges", "--format=%x01%H%x00%B", revs, "--", "archive")):
+        commit, _, message = item.decode("utf-8", "surrogateescape").partition("\0")
         order[commit] = at
         walk.append(commit)
-        moves, _, named = rest.partition("\0")
-        if not moves.strip():
+        if _MOVE_LINE not in message:
             continue
-        movers.add(commit)
-        blobs = {pair.split(" ", 1)[0] for pair in named.split("\x1e")}
-        for path in map(_archived_at, moves.split("\x1e")):
+        lines = message.split("\n")  # every line git --grep finds, in the trailers or not
+        blobs = {line[len(_RECORD_LINE):].split(" ", 1)[0] for line in lines if line.startswith(_RECORD_LINE)}
+        for line in lines:
+            path = _archived_at(line) if line.startswith(_MOVE_LINE) else None
             if path in archived and path not in found and path not in doubtful:
                 if archived[path] in blobs:
                     found[path] = at
                 else:
                     doubtful[path] = at
-    unchanged = _unchanged(repo, {(walk[at], os.path.dirname(p)) for p, at in found.items()})
+    folders = sorted({(walk[at], os.path.dirname(p)) for p, at in found.items()})
+    unchanged = {pair for pair, (now, before) in zip(folders, repo.entries_at(folders), strict=True) if now == before}
     for path in [p for p, at in found.items() if (walk[at], os.path.dirname(p)) in unchanged]:
         doubtful[path] = found.pop(path)  # its folder is as the commit's parent had it: no move of it there
-    odd = set(repo.git("log", "--no-merges", "--format=%H", f"--grep={_MOVER}", revs, "--", "archive")
-              .decode().split()) - movers
-    changes = [repo.items("log", "--no-merges", "--no-renames", "--diff-filter=AM", "--name-only", "-z",
-                          "--format=%x01%H", "--invert-grep", f"--grep={_MOVER}", revs, "--", "archive")]
-    if odd:
-        changes.append(repo.items("log", "--no-walk=unsorted", "--no-merges", "--no-renames", "--diff-filter=AM",
-                                  "--name-only", "-z", "--format=%x01%H", *sorted(odd), "--", "archive"))
-    for item in (i for items in changes for i in items):
+    changes = repo.items("log", "--no-merges", "--no-renames", "--diff-filter=AM", "--name-only", "-z",
+                         "--format=%x01%H", "--invert-grep", f"--grep=^{_MOVE_LINE}", revs, "--", "archive")
+    read: set[str] = set()  # paths whose commit is one whose change was read
+    for item in changes:
         commit, _, files = item.decode("utf-8", "surrogateescape").partition("\0")
         at = order.get(commit, -1)
         for path in files.strip("\n").split("\0"):
             if path in archived and 0 <= at < found.get(path, len(walk)):
                 found[path] = at
+                read.add(path)
     for path, at in doubtful.items():
         if at < found.get(path, len(walk)):
-            found.pop(path, None)  # the newest archiving of it is neither vouched for nor read
+            found.pop(path, None)  # its newest archiving brought another version, and nothing read since
+    checked = sorted((found[p], p) for p in read if p in found)
+    for (_, path), (now, _) in zip(checked, repo.entries_at([(walk[at], p) for at, p in checked]), strict=True):
+        if now != archived[path]:
+            del found[path]  # changed again since, by a commit whose change was not read
     unsure = [p for p in archived if p not in found]
     commits = {p: walk[at] for p, at in found.items()}
     del found
     commits.update(_commits_read(repo, revs, unsure) if unsure else {})
     return commits
-
-
-def _unchanged(repo: Repo, folders: set[tuple[str, str]]) -> set[tuple[str, str]]:
-    """The (commit, folder) pairs whose folder the commit did not change (or that cannot be read)."""
-    asked = sorted(folders)
-    return {pair for pair, changed in zip(asked, repo.changed(asked), strict=True) if not changed}
 
 
 def _commits_read(repo: Repo, revs: str, paths: list[str]) -> dict[str, str]:
