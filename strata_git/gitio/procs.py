@@ -58,12 +58,34 @@ def open_by_anyone(path: str) -> bool | None:
     return False
 
 
+def git_running_in(root: str) -> bool | None:
+    """Whether a git process works in `root` (its working folder is there): one may hold a lock file
+    there without having it open, as `git commit` does while its pre-commit hook runs. None where
+    /proc cannot tell."""
+    if not os.path.isdir("/proc/self"):
+        return None
+    top = os.path.realpath(root)
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as f:
+                if f.read().strip() != "git":
+                    continue
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if cwd == top or cwd.startswith(top + os.sep):
+            return True
+    return False
+
+
 def clear_stale_lock(repo: Repo, lock: str, owner_alive: Callable[[], bool] = lambda: False,
                      made_by: float | None = None) -> None:
     """Delete a git lock file left by a killed process: only when its owner is dead, the lock is
     no newer than `made_by` (the killed run's last journal write plus a few seconds: a later lock
-    belongs to a git command started since), and, watched for a moment, no process has it open.
-    Otherwise a running git holds it: refuse, to try again later."""
+    belongs to a git command started since), and, watched for a moment, no process has it open and
+    no git process works in the repository (`git commit` keeps index.lock closed while its
+    pre-commit hook runs: deleting it then loses the index that commit writes). Otherwise a running
+    git holds it: refuse, to try again later."""
     quiet = 0  # consecutive looks at the lock with nobody holding it open
     for _ in range(30):  # a git killed with its caller may take a moment to let go of it
         if not os.path.exists(lock):
@@ -73,6 +95,7 @@ def clear_stale_lock(repo: Repo, lock: str, owner_alive: Callable[[], bool] = la
         in_use = open_by_anyone(lock)
         if in_use is None:  # no /proc to ask: only a lock untouched for a minute counts as stale
             in_use = time.time() - os.stat(lock).st_mtime < 60
+        in_use = in_use or bool(git_running_in(repo.root))
         quiet = 0 if in_use or owner_alive() else quiet + 1
         if quiet == 3:
             os.unlink(lock)
