@@ -372,9 +372,14 @@ def _commits(repo: Repo, revs: str, archived: dict[str, str]) -> dict[str, str]:
     walk: list[str] = []  # and the other way round
     found: dict[str, int] = {}  # path: the place of the commit that brought it
     doubtful: dict[str, int] = {}  # path: where its newest Strata-Move names another version of it
-    for at, item in enumerate(repo.items("log", "--no-merges", "--format=%x01%H%x00%B", revs, "--", "archive")):
-        commit, _, message = item.decode("utf-8", "surrogateescape").partition("\0")
-        order[commit] = at
+    # Each commit's id, then its message: split at NUL, which git keeps out of messages (any other
+    # byte, \x01 too, can be in one, and would let a message pass for another commit; a message
+    # with NUL, written with plumbing, shows as a bad id, and then every change is read).
+    for item in repo.items("log", "--no-merges", "--format=%x00%H%n%B", revs, "--", "archive", sep=b"\0"):
+        commit, _, message = item.decode("utf-8", "surrogateescape").partition("\n")
+        if not records.OID.fullmatch(commit) or commit in order:  # (a message with NUL, written by hand)
+            return _commits_read(repo, revs, list(archived))
+        at = order[commit] = len(walk)
         walk.append(commit)
         if _MOVE_LINE not in message:
             continue

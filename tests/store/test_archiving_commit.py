@@ -130,6 +130,9 @@ def test_edits_reverts_moves_and_written_trailers_give_what_reading_every_change
     # the hand edit's commit holds the blob at the tip, but the named change after it rules it out.
     _edit(history, {n + "m0009.md": "# by hand\n"}, "edit by hand")
     _edit(history, {n + "m0009.md": "# named\n"}, f"strata: archive 1\n\n{_move('m0009')}")
+    # A message that holds what a separator would make another commit: it is one message.
+    fake = f"\x01{first_janitor}\x00{_move('m0010')}\nStrata-Record: {archived_blobs(history)[n + 'm0010.md']} x"
+    _edit(history, {n + "m0096.md": "# a fourth neighbour\n"}, f"odd bytes\n\n{fake}".replace("\x00", " "))
     back_again = _edit(history, {n + "m0009.md": "# by hand\n", n + "m0097.md": "# a third neighbour\n"},
                        f"strata: archive 1\n\n{_move('m0097')}")
 
