@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from typing import IO, TYPE_CHECKING, NamedTuple
 
 from strata_git.errors import GitFailed, NotFound, Refused
 
@@ -124,11 +124,12 @@ def _command(args: list[str]) -> str:
     return args[i] if i < len(args) else "(no command)"
 
 
-def start(args: list[str], cwd: str) -> subprocess.Popen[bytes]:
-    """Start git in the background (its stderr kept for the caller's `communicate()`)."""
+def start(args: list[str], cwd: str, stdout: int = subprocess.DEVNULL,
+          stderr: int | IO[bytes] = subprocess.PIPE) -> subprocess.Popen[bytes]:
+    """Start git in the background (by default its stderr kept for the caller's `communicate()`)."""
     try:
-        return subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, env=_env())
+        return subprocess.Popen(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
+                                stderr=stderr, env=_env())
     except FileNotFoundError:
         raise GitFailed("git is not installed or not on PATH", "install git 2.39 or newer") from None
 
@@ -196,12 +197,8 @@ class Repo(NamedTuple):
         killed; a caller that stops early stops git."""
         import tempfile
 
-        with tempfile.TemporaryFile() as err:
-            try:
-                proc = subprocess.Popen(["git", *args], cwd=self.root, stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.PIPE, stderr=err, env=_env())
-            except FileNotFoundError:
-                raise GitFailed("git is not installed or not on PATH", "install git 2.39 or newer") from None
+        with tempfile.TemporaryFile() as err:  # (a file, not a pipe: git cannot block on it)
+            proc = start(list(args), self.root, stdout=subprocess.PIPE, stderr=err)
             assert proc.stdout is not None
             finished = False
             try:
