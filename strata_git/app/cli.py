@@ -65,12 +65,12 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _handler(path: str) -> Callable[[argparse.Namespace], int]:
+def _handler(path: str) -> Callable[[argparse.Namespace], Any]:
     """The function a dotted path names, its module imported now (the table names handlers lazily)."""
     import importlib
 
     module, _, name = path.rpartition(".")
-    handler: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), name)
+    handler: Callable[[argparse.Namespace], Any] = getattr(importlib.import_module(module), name)
     return handler
 
 
@@ -101,7 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     from strata_git.app.commands import BY_NAME
 
     args = _parser(argv[0] if argv and argv[0] in BY_NAME else None).parse_args(argv)
-    return _run(lambda: _handler(args.handler)(args), as_json=args.json)
+    first = BY_NAME[args.command].first
+
+    def call() -> int:
+        if first:
+            _handler(first)(args)
+        return int(_handler(args.handler)(args))
+    return _run(call, as_json=args.json)
 
 
 def _fail(as_json: bool, kind: str, message: str, hint: str) -> None:

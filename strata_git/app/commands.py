@@ -22,6 +22,9 @@ class Command(NamedTuple):
     help: str  # the one-line help and the description of `git strata NAME -h`
     handler: str  # "module.function": takes the parsed arguments, returns the exit code
     args: tuple[Arg, ...] = ()
+    # "module.function" the command line calls with the parsed arguments before it imports the
+    # handler's module: what waits on something else (a sync's fetch) starts there, beside the loading.
+    first: str = ""
 
 
 def arg(*flags: str, **options: Any) -> Arg:
@@ -136,7 +139,7 @@ TABLE: tuple[Command, ...] = (
             "records", _h("cmd_sync"), (
         arg("--remote", help="the git remote to sync with (default: sync.remote, origin)"),
         arg("--dry-run", action="store_true", help="fetch and say what would be committed, merged, pushed"),
-    )),
+    ), first="strata_git.ops.sync.early.begin"),
     Command("resolve", "close a conflict a sync left: --keep current, copy or both", _h("cmd_resolve"), (
         arg("name", help="the memory, or its conflict copy (NAME.conflict-XXXXXXXX)"),
         arg("--keep", required=True, choices=("current", "copy", "both"),

@@ -254,12 +254,17 @@ def cmd_archive(args: argparse.Namespace) -> int:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
+    from strata_git.ops.sync import early
+
     say = None
     if not args.json and sys.stderr.isatty():
         def say(text: str) -> None:
             print(f"{text}...", file=sys.stderr)
-    vault = _vault()
-    r = vault.sync(args.remote, dry_run=args.dry_run, progress=say)
+    try:
+        vault = _vault()
+        r = vault.sync(args.remote, dry_run=args.dry_run, progress=say)
+    finally:
+        early.stop()  # (the fetch the command line started, if a round refused before taking it)
     weakened = [line for line in vault.config_now() if line not in vault.cfg.ignored]
     for line in weakened:  # a peer's change to the shared config that this clone does not apply
         print(f"warning: {line}", file=sys.stderr)

@@ -119,43 +119,26 @@ def _placeholder(value: str) -> bool:
 
 _Rule = tuple[str, str, tuple[str, ...], str]  # (rule, what it is, literals, pattern), as issuers.RULES
 _all: tuple[_Rule, ...] | None = None
-_index: tuple[re.Pattern[str], dict[str, list[int]]] | None = None
-INDEX_AFTER = 500  # lines a process checks rule by rule before building the index of literals (~5 ms)
-_lines_seen = 0
+_rule_literals: list[tuple[str, int]] = []  # (literal, its rule's index in _rules()) of every rule
 
 
 def _rules() -> tuple[_Rule, ...]:
     """git-strata's own prefix rules, then the issuers' (issuers.py)."""
-    global _all
+    global _all, _rule_literals
     if _all is None:
         from strata_git.core import issuers
 
         _all = _RULES + issuers.RULES
+        _rule_literals = [(literal, i) for i, rule in enumerate(_all) for literal in rule[2]]
     return _all
 
 
 def _candidates(line: str) -> list[_Rule]:
-    """The rules one of whose literals is in `line`, in table order: one search of an alternation
-    of every literal (at each position the longest, standing for every literal it starts with),
-    instead of a test of each literal of each of some 130 rules on every line."""
-    global _index, _lines_seen
+    """The rules one of whose literals is in `line`, in table order. One pass over a flat list of
+    the ~190 literals: 2-4 times faster at every line length than a test of each rule's literals
+    (a generator per rule) or one search of an alternation of them all."""
     rules = _rules()
-    if _index is None and _lines_seen < INDEX_AFTER:  # a commit's few lines: not worth building the index
-        _lines_seen += 1
-        return [r for r in rules if any(literal in line for literal in r[2])]
-    if _index is None:
-        literals = sorted({lit for _, _, lits, _ in rules for lit in lits}, key=len, reverse=True)
-        by_literal: dict[str, list[int]] = {}
-        for i, (_, _, lits, _) in enumerate(rules):
-            for lit in lits:
-                by_literal.setdefault(lit, []).append(i)
-        # a literal found also stands for every shorter literal it starts with
-        hit = {lit: sorted({i for other in literals if lit.startswith(other) for i in by_literal[other]})
-               for lit in literals}
-        _index = (re.compile("(?=(" + "|".join(map(re.escape, literals)) + "))"), hit)
-    pattern, hit = _index
-    found = sorted({i for m in pattern.finditer(line) for i in hit[m.group(1)]})
-    return [rules[i] for i in found]
+    return [rules[i] for i in sorted({i for literal, i in _rule_literals if literal in line})]
 
 
 def _line_findings(line: str, number: int) -> list[Finding]:

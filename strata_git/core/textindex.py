@@ -59,9 +59,11 @@ _STEMMER.maxCacheSize = 100_000  # distinct words of a large memory repository; 
 def tokens(text: str) -> list[str]:
     """Surface tokens of `text`, in order (duplicates kept)."""
     out: list[str] = []
-    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
-        word = match.group()
-        if _PICTO_CHAR.match(word):
+    for word in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
+        if word.isascii():  # (most words: neither a pictograph nor CJK, so no regex asked)
+            if len(word) <= MAX_TOKEN_CHARS:
+                out.append(word)
+        elif _PICTO_CHAR.match(word):
             out.append(f"u{ord(word):x}")
         elif _CJK_RUN.match(word):
             out.extend(word[i:i + 2] for i in range(max(1, len(word) - 1)))

@@ -93,7 +93,9 @@ def _partial(lib: pygit2.Repository) -> bool:
 def _read(lib: pygit2.Repository, name: str) -> bytes | None:
     """One object's content through libgit2, or None where `cat-file --batch` says missing."""
     try:
-        return (lib[name] if len(name) == 40 and ":" not in name else lib.revparse_single(name)).read_raw()
+        if len(name) == 40 and ":" not in name:
+            return lib.read(name)[1]  # (one read of the object; `lib[name].read_raw()` reads it twice)
+        return lib.revparse_single(name).read_raw()
     except Exception:  # noqa: BLE001 - KeyError, ValueError, GitError: no such object (or not here)
         return None
 
@@ -132,6 +134,20 @@ def start(args: list[str], cwd: str, stdout: int = subprocess.DEVNULL,
                                 stderr=stderr, env=_env())
     except FileNotFoundError:
         raise GitFailed("git is not installed or not on PATH", "install git 2.39 or newer") from None
+
+
+def finish(proc: subprocess.Popen[bytes]) -> subprocess.CompletedProcess[bytes]:
+    """Wait for a git `start`ed, within the time `run` gives the same command (check=False)."""
+    argv = [str(a) for a in proc.args[1:]] if isinstance(proc.args, list) else []
+    limit = TRANSFER_TIMEOUT if _command(argv) in _TRANSFERS else TIMEOUT
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise GitFailed(f"git {_command(argv)} did not finish in {limit} s",
+                        "check for a hung hook or remote") from None
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def error_line(stderr: bytes) -> str:

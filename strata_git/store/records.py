@@ -120,10 +120,11 @@ def parse(raw: bytes | None, blob: str, limit: int = 1 << 40) -> Record | str:
         return "meaning vectors of the wrong shape"
     if size > limit:
         return f"it claims a blob of {size} bytes, over the {limit}-byte memory size limit"
-    counts = _counts(words)
-    if counts is None:
+    counted = _counts(words)
+    if counted is None:
         return "its words are not `token` or `token:count` items"
-    if sum(n * (len(t) + 1) for t, n in counts.items()) > EXPANSION * size + 64 \
+    counts, spelled = counted
+    if spelled > EXPANSION * size + 64 \
             or len(texts[0]) + sum(len(t) for t in tags) > size + 64:
         return f"its counts, title or tags are more than a blob of {size} bytes holds"
     from strata_git.core import entries
@@ -163,17 +164,21 @@ _ITEM = r"[^\W_]{1,64}(?::[1-9][0-9]{0,8})?"
 _WORDS = re.compile(f"(?:{_ITEM}(?: {_ITEM})*)?")
 
 
-def _counts(words: str) -> dict[str, int] | None:
+def _counts(words: str) -> tuple[dict[str, int], int] | None:
+    """({token: count}, the length of the words spelled out: each token as often as counted, a
+    space after each), or None if `words` is not a list we wrote."""
     if not _WORDS.fullmatch(words):
         return None
     items = words.split(" ") if words else []
     counts = dict.fromkeys(items, 1)  # most words occur once and are written bare
+    spelled = len(words) + 1 if words else 0  # as written: a bare word is spelled out already
     if ":" in words:
         for item in [item for item in items if ":" in item]:
             del counts[item]
             token, _, n = item.partition(":")
             counts[token] = int(n)
-    return counts if len(counts) == len(items) else None  # a token twice: not one we wrote
+            spelled += int(n) * (len(token) + 1) - (len(item) + 1)
+    return (counts, spelled) if len(counts) == len(items) else None  # a token twice: not one we wrote
 
 
 def _path(blob: str) -> str:

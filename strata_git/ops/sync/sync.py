@@ -22,7 +22,6 @@ simply gets the lost commits again, since this clone still has them.
 
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 import time
@@ -37,12 +36,11 @@ from strata_git.gitio.git import Repo, run
 from strata_git.gitio.git import start as run_in_background
 from strata_git.gitio.partial import absent, is_pruned
 from strata_git.ops import archive, txn
-from strata_git.ops.sync import localedits, merge, mirror
+from strata_git.ops.sync import early, localedits, merge, mirror
 from strata_git.ops.sync.remotes import Where, where
 from strata_git.store import access, records
 
 ATTEMPTS = 10
-TRACKING = "refs/remotes/{remote}/"
 # The remote's own update of the ref lost a race: another push to it (or its gc packing refs) held
 # the ref's lock, or moved it between the check and the update. git 2.39 answers
 # `[remote rejected] (failed to update ref)` (its stderr: `cannot lock ref ...: File exists` or
@@ -99,19 +97,9 @@ def _note(progress: Callable[[str], None] | None, text: str) -> None:
         progress(text)
 
 
-def _branch_named(repo: Repo) -> str | None:
-    """The branch HEAD names, read from its file (no git process), or None when it names none."""
-    try:
-        with open(os.path.join(repo.git_dir, "HEAD"), encoding="utf-8") as f:
-            value = f.read().strip()
-    except OSError:
-        return None
-    return value[len("ref: refs/heads/"):] if value.startswith("ref: refs/heads/") else None
-
-
 def _branch(repo: Repo) -> str:
     """The checked-out branch (HEAD is a branch: refuse_unless_settled checked)."""
-    return _branch_named(repo) or repo.git("symbolic-ref", "-q", "--short", "HEAD").decode().strip()
+    return early.branch_named(repo) or repo.git("symbolic-ref", "-q", "--short", "HEAD").decode().strip()
 
 
 def _is_ancestor(repo: Repo, a: str, b: str) -> bool:
@@ -134,24 +122,11 @@ def _ahead_behind(repo: Repo, ours: str | None, theirs: str | None) -> tuple[int
 
 # -- 3. fetch --------------------------------------------------------------------------
 
-def _fetch_args(w: Where) -> list[str]:
-    return ["-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no",
-            w.remote, f"+refs/heads/*:{TRACKING.format(remote=w.remote)}*",
-            f"+{contract.ACCESS_REFS}*:{contract.remote_refs(w.remote, 'access')}*",
-            f"+{contract.VERIFIED_REFS}*:{contract.remote_refs(w.remote, 'archive')}*",
-            f"+{contract.SHADOW_REFS}*:{contract.remote_refs(w.remote, 'shadow')}*"]
-
-
 def fetch(repo: Repo, w: Where, started: subprocess.Popen[bytes] | None = None) -> None:
     """Fetch the remote's branches, access refs and archive records (or wait for a fetch `started`)."""
-    if started is None:
-        proc = run(_fetch_args(w), repo.root, check=False)
-        code, stderr = proc.returncode, proc.stderr
-    else:
-        stderr = started.communicate()[1]
-        code = started.returncode
-    if code != 0:
-        raise GitFailed(f"cannot reach {w.remote} ({git.shown_url(w.url)}): {git.error_line(stderr)}; "
+    proc = run(early.fetch_args(w.remote), repo.root, check=False) if started is None else git.finish(started)
+    if proc.returncode != 0:
+        raise GitFailed(f"cannot reach {w.remote} ({git.shown_url(w.url)}): {git.error_line(proc.stderr)}; "
                         f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
                         "check the url and the network; the next sync pushes it")
 
@@ -284,13 +259,23 @@ def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, 
 
 # -- 5. push ---------------------------------------------------------------------------
 
-def push(repo: Repo, w: Where, refspecs: list[str], last: bool = False) -> bool:
-    """Push (never forced); False when the remote moved meanwhile or its ref update lost a race
-    (fetch and try again). On the `last` attempt a lost race is refused with the remote's words:
-    one that never goes away is a lock file a crashed git left there."""
+def start_push(repo: Repo, w: Where, refspecs: list[str]) -> subprocess.Popen[bytes] | None:
+    """The push of `refspecs` started in the background, for push(started=...); None for none."""
+    if not refspecs:
+        return None
+    return run_in_background(["push", "--porcelain", "--", w.remote, *refspecs], repo.root, stdout=subprocess.PIPE)
+
+
+def push(repo: Repo, w: Where, refspecs: list[str], last: bool = False,
+         started: subprocess.Popen[bytes] | None = None) -> bool:
+    """Push (never forced), or wait for the push start_push `started`; False when the remote moved
+    meanwhile or its ref update lost a race (fetch and try again). On the `last` attempt a lost
+    race is refused with the remote's words: one that never goes away is a lock file a crashed git
+    left there."""
     if not refspecs:
         return True
-    proc = run(["push", "--porcelain", "--", w.remote, *refspecs], repo.root, check=False)
+    proc = git.finish(started) if started is not None else \
+        run(["push", "--porcelain", "--", w.remote, *refspecs], repo.root, check=False)
     if proc.returncode != 0 and b"from promisor remote" in proc.stderr:
         # A pruned clone: the pack for the remote needs a blob this clone gave back to its
         # archive remote (archived and pruned before the commits naming it were pushed). The
@@ -333,15 +318,20 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
          progress: Callable[[str], None] | None = None) -> Result:
     """One sync round (the caller holds the repository lock)."""
     w = where(repo, remote or cfg.sync_remote)
-    branch = _branch_named(repo)
-    tracking = TRACKING.format(remote=w.remote) + (branch or "")
-    before = _refs(repo, [tracking]).get(tracking) if branch else None
-    shadow_before = records.refs(repo)
+    branch = early.branch_named(repo)
+    tracking = early.tracking_ref(w.remote, branch or "")
     _note(progress, f"fetching from {w.remote}")
-    # The fetch waits on the network: it starts first, and the checks, recovery and the commit of
+    # The fetch waits on the network: it starts first (before this command's modules were loaded,
+    # when the command line started it: see early.py), and the checks, recovery and the commit of
     # local edits run meanwhile (it only writes remote-tracking refs and objects; they write HEAD,
     # the index and objects). On a detached HEAD it waits for the checks, which refuse.
-    started = run_in_background(_fetch_args(w), repo.root) if branch else None
+    started: subprocess.Popen[bytes] | None
+    prefetched = early.take(repo, early.fetch_args(w.remote)) if branch else None
+    if prefetched is not None:
+        before, shadow_before, started = prefetched.tracking, prefetched.shadow, prefetched.proc
+    else:
+        before, shadow_before = early.before_fetch(repo, tracking) if branch else (None, records.refs(repo))
+        started = run_in_background(early.fetch_args(w.remote), repo.root) if branch else None
     try:
         if not dry_run:
             localedits.clear_killed_commit(repo)
@@ -397,15 +387,25 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
                           left=left, integrated=integrated, incoming=incoming, outgoing=outgoing,
                           decisions=[_decision(d) for d in decisions], pushed=False, rewound=rewound,
                           attempts=attempt, mirrors={}, dry_run=True)
-        if head != start:
-            # Only `changed` differ from `ours`, which the catalog may reflect; else a full scan.
-            txn.follow_head(repo, cfg, since=ours, paths=changed if changed and ours else None)
         specs = [f"{head}:refs/heads/{branch}"] if head and head != theirs else []
         for ref, there in ((mine, mine_there), (shadow_mine, shadow_there)):
             if refs.get(ref) and refs.get(ref) != refs.get(there):
                 specs.append(f"{ref}:{ref}")
         _note(progress, f"pushing to {w.remote}")
-        if push(repo, w, specs, last=attempt == ATTEMPTS):
+        pushing = None
+        if head != start:
+            # The push waits on the network: index.md, the catalog and the shadow index follow HEAD
+            # meanwhile (they are this clone's own files; the push reads objects and refs).
+            pushing = start_push(repo, w, specs)
+            try:
+                # Only `changed` differ from `ours`, which the catalog may reflect; else a full scan.
+                txn.follow_head(repo, cfg, since=ours, paths=changed if changed and ours else None)
+            except BaseException:
+                if pushing is not None:
+                    pushing.kill()
+                    pushing.communicate()
+                raise
+        if push(repo, w, specs, last=attempt == ATTEMPTS, started=pushing):
             for ref, oid in ((tracking, head), (mine_there, refs.get(mine)), (shadow_there, refs.get(shadow_mine))):
                 if specs and oid:  # what the remote has now, as a fetch would record it
                     repo.git("update-ref", ref, oid)

@@ -1,0 +1,137 @@
+"""`git strata sync` waits on the network beside its own work. It starts its fetch before it loads
+the rest of the command (ops/sync/early.py): the round takes that fetch only when it is this
+repository's, for the same remote and refs, and nothing is fetched where a round would not fetch
+(outside a memory repository, a detached HEAD). Its push runs while index.md, the catalog and the
+shadow index follow the new HEAD."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import bare_remote, git, strata
+from strata_git.app.vault import Vault
+from strata_git.gitio.git import discover
+from strata_git.ops.sync import early
+
+
+@pytest.fixture
+def pair(tmp_path: Path, mem: Path) -> tuple[Vault, Vault]:
+    """`mem` and a second machine, both with `origin` on one bare remote."""
+    from strata_git.ops import clone
+
+    remote = bare_remote(tmp_path / "mem.git")
+    git(mem, "remote", "add", "origin", str(remote))
+    here = Vault.open(str(mem))
+    here.write("projects/koda", b"# Koda\n\nfirst\n")
+    here.sync()
+    clone.clone(str(remote), str(tmp_path / "other"))
+    return here, Vault.open(str(tmp_path / "other"))
+
+
+def _builtins(trace: Path) -> list[str]:
+    """The git commands a GIT_TRACE file shows, in order (`fetch`, `config`, ...)."""
+    lines = [line.split("trace: built-in: git ", 1)[1] for line in trace.read_text().splitlines()
+             if "trace: built-in: git " in line]
+    return [line.split()[0] if not line.startswith("-c ") else line.split()[2] for line in lines]
+
+
+def test_the_command_line_fetches_once_before_the_round_reads_the_remote(pair, tmp_path: Path):
+    here, other = pair
+    other.write("projects/koda", b"# Koda\n\nsecond\n")
+    other.sync()
+    trace = tmp_path / "trace"
+    proc = strata(Path(here.repo.root), "sync", "--json", env={"GIT_TRACE": str(trace)})
+    assert proc.returncode == 0, proc.stderr
+    assert b'"integrated": "fast-forward"' in proc.stdout
+    assert (Path(here.repo.root) / "active/projects/koda.md").read_text() == "# Koda\n\nsecond\n"
+    ran = _builtins(trace)
+    assert ran.count("fetch") == 1, ran
+    # started before the round read the remote's url (where()), so beside everything after it
+    assert ran.index("fetch") < ran.index("config"), ran
+
+
+def test_an_early_fetch_of_another_remote_is_stopped_and_the_round_fetches_its_own(pair, tmp_path: Path):
+    here, other = pair
+    root = Path(here.repo.root)
+    git(root, "remote", "add", "second", str(tmp_path / "mem.git"))
+    other.write("projects/koda", b"# Koda\n\nsecond\n")
+    other.sync()
+    early.start(str(root), "second")
+    started = early._started
+    assert started is not None
+    assert early.take(discover(str(root)), early.fetch_args("origin")) is None
+    assert started.proc.returncode is not None and early._started is None  # stopped and forgotten
+    assert here.sync().integrated == "fast-forward"  # its own fetch, of origin
+
+
+def test_the_round_takes_the_fetch_started_for_it_with_the_refs_from_before_it(pair):
+    here, other = pair
+    before = git(Path(here.repo.root), "rev-parse", "refs/remotes/origin/main").stdout.decode().strip()
+    other.write("projects/koda", b"# Koda\n\nsecond\n")
+    other.sync()
+    early.start(here.repo.root, None)
+    started = early._started
+    assert started is not None and started.tracking == before
+    taken = early.take(here.repo, early.fetch_args("origin"))
+    assert taken is started and early._started is None
+    taken.proc.communicate()  # (as the round would)
+
+
+def test_nothing_is_fetched_outside_a_memory_repository_or_on_a_detached_head(pair, tmp_path: Path):
+    here, _ = pair
+    plain = tmp_path / "plain"  # a code repository whose origin is the memory's remote
+    git(tmp_path, "init", "-q", "-b", "main", str(plain))
+    git(plain, "remote", "add", "origin", str(tmp_path / "mem.git"))
+    early.start(str(plain), None)
+    assert early._started is None
+    assert git(plain, "for-each-ref", "refs/remotes/").stdout == b""  # nothing fetched there
+    root = Path(here.repo.root)
+    git(root, "checkout", "-q", "--detach")
+    early.start(str(root), None)
+    assert early._started is None
+
+
+def test_the_push_runs_while_the_indexes_follow_the_merge(pair, tmp_path: Path):
+    here, other = pair
+    other.write("projects/koda", b"# Koda\n\nsecond\n")
+    other.sync()
+    here.write("projects/lamp", b"# Lamp\n\nhere\n")
+    trace = tmp_path / "trace"
+    proc = strata(Path(here.repo.root), "sync", "--json", env={"GIT_TRACE": str(trace)})
+    assert proc.returncode == 0, proc.stderr
+    assert b'"integrated": "merge"' in proc.stdout and b'"pushed": true' in proc.stdout
+    ran = _builtins(trace)
+    after_merge = ran[ran.index("read-tree"):]  # the merge's checkout, then the indexes and the push
+    assert "push" in after_merge and "log" in after_merge[after_merge.index("push"):], after_merge
+    other.sync()
+    assert (Path(other.repo.root) / "active/projects/lamp.md").read_text() == "# Lamp\n\nhere\n"
+    assert here.search("lamp")[0].name == "projects/lamp"  # the catalog followed the merge
+
+
+def test_an_interrupt_while_the_indexes_follow_stops_the_push_and_loses_nothing(pair, monkeypatch):
+    from strata_git.ops import txn
+    from strata_git.ops.sync import sync
+
+    here, other = pair
+    other.write("projects/koda", b"# Koda\n\nsecond\n")
+    other.sync()
+    here.write("projects/lamp", b"# Lamp\n\nhere\n")
+    started = []
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    real_start = sync.start_push
+    monkeypatch.setattr(sync, "start_push", lambda *a: started.append(real_start(*a)) or started[-1])
+    monkeypatch.setattr(txn, "follow_head", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        here.sync()
+    assert started and started[0] is not None and started[0].returncode is not None  # stopped, not left running
+    monkeypatch.undo()
+    here.sync()  # the next round pushes what the stopped one might not have
+    other.sync()
+    assert (Path(other.repo.root) / "active/projects/lamp.md").read_text() == "# Lamp\n\nhere\n"
+    assert (Path(here.repo.root) / "active/projects/koda.md").read_text() == "# Koda\n\nsecond\n"
+    assert here.search("lamp")[0].name == "projects/lamp"
