@@ -172,8 +172,12 @@ def _blob_ids(out: bytes) -> list[str]:
 
 
 def live_blobs(repo: Repo) -> set[str]:
-    """Blobs the checkout needs: in HEAD or the index anywhere outside archive/."""
-    live = {e.oid for path, e in repo.ls_tree("HEAD", full_tree=True).items() if not path.startswith("archive/")}
+    """Blobs the checkout needs: in HEAD or the index anywhere outside archive/. HEAD's tree is
+    listed below its other top-level entries only: listing it whole costs a line per archived
+    memory (1.7 s at 200,000)."""
+    top = [path for path, e in repo.ls_tree("HEAD", recursive=False, full_tree=True).items()
+           if not (path == "archive" and e.type == "tree")]
+    live = {e.oid for e in repo.ls_tree("HEAD", *top, full_tree=True).values()} if top else set()
     for item in repo.tracked(flags=("-s",))[0]:
         meta, _, path = item.partition("\t")
         if not path.startswith("archive/"):

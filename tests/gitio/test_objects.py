@@ -69,3 +69,34 @@ def test_bulk_reads_use_libgit2_even_in_a_one_shot_command(mem: Path, monkeypatc
     head = repo.head()
     assert repo.objects([head, head]) == repo.objects([head, head, head])[:2]  # 2: the CLI, 3: libgit2
     assert gitio._LIBGIT2 == {}  # a one-shot command does not keep the handle
+
+
+@pytest.mark.parametrize("listed_up_to", [10**9, 0], ids=["listing the store", "asking libgit2"])
+def test_what_a_partial_clone_lacks_is_told_alike_and_nothing_is_fetched(mem: Path, tmp_path: Path, monkeypatch,
+                                                                          listed_up_to: int):
+    from strata_git.gitio import partial
+    from strata_git.ops import archive
+
+    pytest.importorskip("pygit2")
+    monkeypatch.setattr(partial, "LISTED_UP_TO", listed_up_to)
+    monkeypatch.setattr(gitio, "_LIBGIT2", {})
+    remote = bare_remote(tmp_path / "r.git")
+    for name, text in (("active/kept.md", "# Kept\n"), ("active/left.md", "# Left\n"), ("archive/old.md", "# Old\n")):
+        (mem / name).parent.mkdir(parents=True, exist_ok=True)
+        (mem / name).write_text(text)
+    git(mem, "add", "-A")
+    git(mem, "commit", "-qm", "three", "--no-verify")
+    git(mem, "push", "-q", str(remote), "HEAD:refs/heads/main")
+    git(tmp_path, "clone", "-q", "--filter=blob:none", "--no-checkout", remote.as_uri(), "partial")
+    clone = tmp_path / "partial"
+    kept, left, old = (git(mem, "rev-parse", f"HEAD:{n}").stdout.decode().strip()
+                       for n in ("active/kept.md", "active/left.md", "archive/old.md"))
+    git(clone, "fetch", "-q", "origin", kept)  # one blob brought down, the others left on the remote
+    repo = gitio.discover(str(clone))
+    unknown = "1" * 40
+    assert partial.absent(repo, [kept, left, old, unknown]) == [left, old, unknown]
+    present = subprocess.run(["git", "cat-file", "-e", left], cwd=clone,
+                             env={**os.environ, "GIT_NO_LAZY_FETCH": "1"}, capture_output=True)
+    assert present.returncode != 0  # asking fetched nothing
+    live = archive.live_blobs(repo)  # every blob outside archive/, none under it
+    assert {kept, left} <= live and old not in live
