@@ -25,6 +25,8 @@ resident memory of its largest process (wait4's ru_maxrss):
 - `git status`;
 - search p50/p95 over fixed queries: in-process watched (`Vault.search` on a kept Vault, as
   the MCP server runs it) and `git strata search` (CLI);
+- a sync bringing 100 changed active memories that another machine pushed, against plain git's
+  `pull --rebase && push` of the same in a copy of the clone (median of at least 3 rounds);
 - janitor plan (`git strata janitor --dry-run`) and apply (the next daily cycle);
 - shadow rebuild in full (`git strata reindex`, which also rebuilds the catalog), and
   incremental (the shadow index brought forward after the janitor's commit);
@@ -321,6 +323,35 @@ def plain_git_clone(remote_url: str, base: Path, env: dict[str, str]) -> float:
     return wall
 
 
+def sync_rounds(clone: Path, base: Path, env: dict[str, str], rounds: int) -> tuple[list[float], list[float], int]:
+    """([ms of `git strata sync` in `clone`], [ms of `git pull --rebase && git push` in a copy of it,
+    hooks off], the sync's peak MiB) for rounds in which another machine (a second copy, hooks off)
+    pushed 100 changed active memories first: what a pruned clone pays to bring them in."""
+    writer, plain = base / "sync-writer", base / "sync-plain"
+    for copy in (writer, plain):
+        shutil.copytree(clone, copy, symlinks=True)
+    off = ["git", "-c", "core.hooksPath=/dev/null"]
+    live = sorted(p for p in (writer / "active").rglob("*.md"))
+    rng = random.Random(11)
+    strata, git, peak = [], [], 0
+    try:
+        for n in range(rounds):
+            for path in rng.sample(live, min(100, len(live))):
+                with open(path, "a", encoding="utf-8") as f:
+                    f.write(f"changed on another machine, round {n}\n")
+            sh([*off, "commit", "-qam", f"another machine: 100 changed, round {n}"], writer, env)
+            sh([*off, "push", "-q", "origin", "HEAD:main"], writer, env)
+            wall, used, _ = run([STRATA, "sync", "--json"], clone, env)
+            strata.append(wall * 1000)
+            peak = max(peak, used)
+            wall, _, _ = run(["sh", "-c", f"{' '.join(off)} pull -q --rebase && {' '.join(off)} push -q"], plain, env)
+            git.append(wall * 1000)
+    finally:
+        for copy in (writer, plain):
+            shutil.rmtree(copy, ignore_errors=True)
+    return strata, git, peak
+
+
 def measure(label: str, remote_url: str, made: dict, base: Path, env: dict[str, str], samples: int) -> dict:
     found: dict[str, object] = {"size": label, **made}
     clone = base / "clone"
@@ -357,6 +388,10 @@ def measure(label: str, remote_url: str, made: dict, base: Path, env: dict[str, 
               "search_watched_p95_ms": round(pct(watched, 0.95), 2),
               "search_cli_p50_ms": round(pct(cli, 0.5), 1), "search_cli_p95_ms": round(pct(cli, 0.95), 1),
               "search_peak_mib": max(max(peaks), watched_peak)}
+    progress(f"{label}: sync bringing 100 changed memories")
+    synced, pulled, sync_peak = sync_rounds(clone, base, env, max(3, min(samples, 5)))
+    found |= {"sync_bring_ms": round(statistics.median(synced), 1), "git_pull_ms": round(statistics.median(pulled), 1),
+              "sync_peak_mib": sync_peak}
     progress(f"{label}: janitor")
     # The janitor runs when at least the oldest JANITOR_BATCH active memories are past the 30 days
     # that cool them: at a million the 10,000 active were all made in the last week, so two days
@@ -386,12 +421,13 @@ ROWS = [("clone_s", "git strata clone (s)"), ("git_clone_s", "plain git clone + 
         ("status_ms", "git status (ms)"), ("search_watched_p50_ms", "search watched p50 (ms)"),
         ("search_watched_p95_ms", "search watched p95 (ms)"), ("search_cli_p50_ms", "search CLI p50 (ms)"),
         ("search_cli_p95_ms", "search CLI p95 (ms)"), ("janitor_plan_s", "janitor plan (s)"),
+        ("sync_bring_ms", "sync bringing 100 changed (ms)"), ("git_pull_ms", "git pull --rebase && push (ms)"),
         ("janitor_apply_s", "janitor apply (s)"), ("janitor_moves", "janitor moves"),
         ("shadow_incremental_s", "shadow incremental + search (s)"), ("reindex_s", "reindex (s)"),
         ("git_bytes", ".git objects+refs (bytes)"), ("catalog_bytes", "catalog (bytes)"),
         ("generate_s", "generating (s, not git-strata)"), ("commits", "commits")]
-PEAKS = ["clone_peak_mib", "commit_peak_mib", "search_peak_mib", "janitor_plan_peak_mib", "janitor_apply_peak_mib",
-         "reindex_peak_mib"]
+PEAKS = ["clone_peak_mib", "commit_peak_mib", "search_peak_mib", "sync_peak_mib", "janitor_plan_peak_mib",
+         "janitor_apply_peak_mib", "reindex_peak_mib"]
 
 
 def main() -> None:
@@ -440,6 +476,9 @@ def main() -> None:
                           ("search_watched_p50_ms", "search watched p50"), ("search_cli_p50_ms", "search CLI p50")):
             ratio = large[key] / small[key]
             print(f"goal {text} <= {GOAL_RATIO}x: {ratio:.2f}x {'met' if ratio <= GOAL_RATIO else 'MISSED'}")
+        for what in (small, large):
+            ratio = what["sync_bring_ms"] / what["git_pull_ms"]
+            print(f"sync bringing 100 against plain git, {what['archived']:,} archived: {ratio:.2f}x")
         print(f"goal clone <= {GOAL_CLONE_S} s: {large['clone_s']} s "
               f"{'met' if large['clone_s'] <= GOAL_CLONE_S else 'MISSED'}")
         peak = max(large[k] for k in PEAKS)
