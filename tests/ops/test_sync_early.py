@@ -48,8 +48,9 @@ def test_the_command_line_fetches_once_before_the_round_reads_the_remote(pair, t
     assert (Path(here.repo.root) / "active/projects/koda.md").read_text() == "# Koda\n\nsecond\n"
     ran = _builtins(trace)
     assert ran.count("fetch") == 1, ran
-    # started before the round read the remote's url (where()), so beside everything after it
-    assert ran.index("fetch") < ran.index("config"), ran
+    # started before the round read the remote's url (its where(), the last `git config`), so
+    # beside everything after it
+    assert ran.index("fetch") < len(ran) - 1 - ran[::-1].index("config"), ran
 
 
 def test_an_early_fetch_of_another_remote_is_stopped_and_the_round_fetches_its_own(pair, tmp_path: Path):
@@ -135,3 +136,23 @@ def test_an_interrupt_while_the_indexes_follow_stops_the_push_and_loses_nothing(
     assert (Path(other.repo.root) / "active/projects/lamp.md").read_text() == "# Lamp\n\nhere\n"
     assert (Path(here.repo.root) / "active/projects/koda.md").read_text() == "# Koda\n\nsecond\n"
     assert here.search("lamp")[0].name == "projects/lamp"
+
+
+@pytest.mark.parametrize("through", ["the command line", "the shared config"])
+def test_a_remote_name_that_is_an_option_runs_nothing(pair, tmp_path: Path, through: str):
+    here, _ = pair
+    root = Path(here.repo.root)
+    planted = tmp_path / "planted"
+    hostile = f"--upload-pack=touch {planted}"  # what git fetch would take for an option
+    if through == "the shared config":  # a peer can commit .strata/config.toml
+        config = root / ".strata/config.toml"
+        config.write_text(config.read_text().replace('remote = "origin"', f'remote = "{hostile}"'))
+        git(root, "commit", "-qam", "sync elsewhere", "--no-verify")
+        args: tuple[str, ...] = ("sync",)
+    else:
+        args = ("sync", "--remote", hostile)
+    early.start(str(root), hostile if through == "the command line" else None)
+    assert early._started is None
+    proc = strata(root, *args)
+    assert proc.returncode == 1 and b"no remote named" in proc.stderr, proc.stderr
+    assert not planted.exists()

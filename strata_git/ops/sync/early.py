@@ -22,6 +22,7 @@ from strata_git.core import config, contract
 from strata_git.errors import StrataError
 from strata_git.gitio import git
 from strata_git.gitio.git import Repo
+from strata_git.ops.sync.remotes import where
 
 TRACKING = "refs/remotes/{remote}/"
 
@@ -50,7 +51,7 @@ def branch_named(repo: Repo) -> str | None:
 def fetch_args(remote: str) -> list[str]:
     """A round's fetch: the remote's branches, access refs, archive records and shadow refs."""
     return ["-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no",
-            remote, f"+refs/heads/*:{TRACKING.format(remote=remote)}*",
+            "--", remote, f"+refs/heads/*:{TRACKING.format(remote=remote)}*",
             f"+{contract.ACCESS_REFS}*:{contract.remote_refs(remote, 'access')}*",
             f"+{contract.VERIFIED_REFS}*:{contract.remote_refs(remote, 'archive')}*",
             f"+{contract.SHADOW_REFS}*:{contract.remote_refs(remote, 'shadow')}*"]
@@ -86,7 +87,9 @@ def start(path: str, remote: str | None) -> None:
         branch = branch_named(repo)
         if branch is None or not os.path.isfile(os.path.join(repo.root, contract.CONFIG_PATH)):
             return
-        name = remote or config.load(repo.root, repo.state_dir()).sync_remote
+        # Only a remote this clone's git config names (as the round checks): a name from the shared
+        # config or the command line is never handed to git unchecked ("--upload-pack=...").
+        name = where(repo, remote or config.load(repo.root, repo.state_dir()).sync_remote).remote
         tracking, shadow = before_fetch(repo, tracking_ref(name, branch))
         args = fetch_args(name)
         _started = Started(repo.git_dir, tuple(args), tracking, shadow, git.start(args, repo.root))
