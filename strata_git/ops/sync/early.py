@@ -61,13 +61,18 @@ def tracking_ref(remote: str, branch: str) -> str:
     return TRACKING.format(remote=remote) + branch
 
 
+def refs(repo: Repo, names: list[str]) -> dict[str, str]:
+    """{ref: commit} of those of `names` that exist, in one git call."""
+    out = repo.git("for-each-ref", "--format=%(refname) %(objectname)", *names).decode().split("\n")
+    found = dict(line.split(" ", 1) for line in out if line)
+    return {ref: oid for ref, oid in found.items() if ref in names}
+
+
 def before_fetch(repo: Repo, tracking: str) -> tuple[str | None, dict[str, str]]:
     """(the tracking branch's commit, the shadow refs) as they are now, before a fetch."""
     from strata_git.store import records
 
-    out = repo.git("for-each-ref", "--format=%(refname) %(objectname)", tracking).decode().split("\n")
-    found = dict(line.split(" ", 1) for line in out if line)
-    return found.get(tracking), records.refs(repo)
+    return refs(repo, [tracking]).get(tracking), records.refs(repo)
 
 
 def begin(args: object) -> None:

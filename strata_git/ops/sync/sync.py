@@ -154,13 +154,6 @@ def fetch_record_blobs(repo: Repo, remote: str, before: dict[str, str], partial:
     _fetch_absent(repo, remote, partial, sorted(wanted))
 
 
-def _refs(repo: Repo, names: list[str]) -> dict[str, str]:
-    """{ref: commit} of those of `names` that exist, in one git call."""
-    out = repo.git("for-each-ref", "--format=%(refname) %(objectname)", *names).decode().split("\n")
-    found = dict(line.split(" ", 1) for line in out if line)
-    return {ref: oid for ref, oid in found.items() if ref in names}
-
-
 # -- 4. integrate ----------------------------------------------------------------------
 
 def _message(remote: str, branch: str, theirs: str, merged: merge.Merged, machine: str) -> str:
@@ -259,11 +252,15 @@ def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, 
 
 # -- 5. push ---------------------------------------------------------------------------
 
+def _push_args(w: Where, refspecs: list[str]) -> list[str]:
+    return ["push", "--porcelain", "--", w.remote, *refspecs]
+
+
 def start_push(repo: Repo, w: Where, refspecs: list[str]) -> subprocess.Popen[bytes] | None:
     """The push of `refspecs` started in the background, for push(started=...); None for none."""
     if not refspecs:
         return None
-    return run_in_background(["push", "--porcelain", "--", w.remote, *refspecs], repo.root, stdout=subprocess.PIPE)
+    return run_in_background(_push_args(w, refspecs), repo.root, stdout=subprocess.PIPE)
 
 
 def push(repo: Repo, w: Where, refspecs: list[str], last: bool = False,
@@ -274,16 +271,14 @@ def push(repo: Repo, w: Where, refspecs: list[str], last: bool = False,
     left there."""
     if not refspecs:
         return True
-    proc = git.finish(started) if started is not None else \
-        run(["push", "--porcelain", "--", w.remote, *refspecs], repo.root, check=False)
+    proc = git.finish(started) if started is not None else run(_push_args(w, refspecs), repo.root, check=False)
     if proc.returncode != 0 and b"from promisor remote" in proc.stderr:
         # A pruned clone: the pack for the remote needs a blob this clone gave back to its
         # archive remote (archived and pruned before the commits naming it were pushed). The
         # remote side has it, but git only counts what the pushed refs' old tips reach; so the
         # blob is fetched back from the promisor remote for this push (the next archive prunes
         # it again), where the push would otherwise be refused every time.
-        proc = run(["push", "--porcelain", "--", w.remote, *refspecs], repo.root, check=False,
-                   env={"GIT_NO_LAZY_FETCH": "0"})
+        proc = run(_push_args(w, refspecs), repo.root, check=False, env={"GIT_NO_LAZY_FETCH": "0"})
     if proc.returncode == 0:
         return True
     said = proc.stdout.decode("utf-8", "replace")
@@ -364,7 +359,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
             _note(progress, f"fetching from {w.remote} again (another machine pushed first)")
             listed = localedits.status(repo)
         fetch(repo, w, started if attempt == 1 else None)
-        refs = _refs(repo, [tracking, mine, mine_there, shadow_mine, shadow_there])
+        refs = early.refs(repo, [tracking, mine, mine_there, shadow_mine, shadow_there])
         fetch_access_blobs(repo, w.remote, w.partial)
         fetch_record_blobs(repo, w.remote, shadow_before, w.partial)
         shadow_before = records.refs(repo)
