@@ -140,7 +140,7 @@ def run(repo: Repo, cfg: Config, hook: str) -> list[str]:
         return _pre_commit(repo, cfg)
     from strata_git.store import index_md
 
-    index_md.refresh(repo, cfg.max_memory_bytes)
+    index_md.refresh(repo, cfg.max_memory_bytes, listed=False)
     if hook != "post-commit":  # after a commit it is brought forward when next searched
         from strata_git.store import shadow
 

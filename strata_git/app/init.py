@@ -132,5 +132,5 @@ def init(path: str = ".") -> InitResult:
         # -f: every clone needs these files, even where the user's ignore rules (say `.*`) match them.
         commit = txn.commit(repo, uncommitted, lambda: repo.git("add", "-f", "--", *uncommitted),
                             "strata: init memory repository", {contract.ACTION: "init"}, restore=False)
-    index_md.refresh(repo, config.load(repo.root, repo.state_dir()).max_memory_bytes)
+    index_md.refresh(repo, config.load(repo.root, repo.state_dir()).max_memory_bytes, listed=False)
     return InitResult(repo.root, uncommitted, installed, commit, notes)

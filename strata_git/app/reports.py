@@ -6,6 +6,7 @@ as it is now.
 
 from __future__ import annotations
 
+import collections
 import datetime
 from typing import Any, NamedTuple
 
@@ -69,8 +70,8 @@ def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None
             catalog.rescan(repo, db, cfg.max_memory_bytes, ("active",))
             entries = catalog.entries(db, "active")  # (not the 50,000 archived rows: ~0.3 s)
             entries += [e for e in catalog.entries(db, "cooled") if e.type in ("decision", "rejection")]  # standing
-    else:
-        entries = index_md.refresh(repo, cfg.max_memory_bytes).entries
+    else:  # (the context shows active and cooled memories: a pruned archive's are not listed)
+        entries = index_md.refresh(repo, cfg.max_memory_bytes, pruned=False).entries
     times = history.last_changed(repo, history.head(repo), [e.name for e in entries])
 
     def read(entry: Entry) -> str:
@@ -81,15 +82,20 @@ def context(repo: Repo, cfg: Config, budget: int | None = None, type: str | None
 
 
 def status(repo: Repo, cfg: Config) -> Status:
-    scan = index_md.refresh(repo, cfg.max_memory_bytes)
+    scan = index_md.refresh(repo, cfg.max_memory_bytes, pruned=False)  # the working tree's memories
     tiers = {t: {"memories": 0, "bytes": 0} for t in names.TIERS}
     for entry in scan.entries:
         tiers[entry.tier]["memories"] += 1
         tiers[entry.tier]["bytes"] += entry.size
+    pruned: list[str] = []  # a pruned archive's names, counted from the shadow index's rows
+    if partial.is_pruned(repo):
+        pruned, size = shadow.pruned(repo, {e.name for e in scan.entries if e.tier == "archive"})
+        tiers["archive"]["memories"] += len(pruned)
+        tiers["archive"]["bytes"] += size
     uncommitted = [path for _, path in repo.status(*names.TIERS)]
     problems = [f"{e.path}: {e.problem}" for e in scan.entries if e.problem]
     problems += [f"{p}: not a memory (only .md files belong in tier folders)" for p in scan.strays]
-    problems += name_problems(scan.entries)
+    problems += name_problems(scan.entries, pruned)
     archive_state = _archive_state(repo)
     problems += shadow.warnings(repo)
     problems += captures.problems(repo)  # agent sessions whose last capture failed
@@ -105,26 +111,40 @@ def status(repo: Repo, cfg: Config) -> Status:
                   sync=_sync_state(repo, cfg, branch), derived=catalog.derived_sizes(repo))
 
 
-def name_problems(entries: list) -> list[str]:
+def name_problems(entries: list, pruned: list[str] | None = None) -> list[str]:
     """Names that mean more than one memory, or look like another: what plain git or a sync can
-    bring in that `write` would never make. Each line says how to fix it."""
+    bring in that `write` would never make. Each line says how to fix it. `pruned`: the names of a
+    pruned archive's memories that `entries` lacks, checked alike without an Entry for each."""
     found: list[str] = []
-    by_name: dict[str, list] = {}
-    by_key: dict[str, set[str]] = {}
+    paths: dict[str, list[str]] = {}
     for e in entries:
-        by_name.setdefault(e.name, []).append(e.path)
-        by_key.setdefault(names.collision_key(e.name), set()).add(e.name)
-        scripts = names.mixed_scripts(e.name)
+        paths.setdefault(e.name, []).append(e.path)
+    archived = set(pruned or ())
+    for name in paths.keys() & archived:
+        paths[name].append(names.tier_path("archive", name))
+    odd = [(e.path, e.name) for e in entries if not e.name.isascii()]
+    odd += [(names.tier_path("archive", n), n) for n in archived - paths.keys() if not n.isascii()]
+    for path, name in sorted(odd, key=lambda pn: (names.TIERS.index(pn[0].partition("/")[0]), pn[1])):
+        scripts = names.mixed_scripts(name)
         if scripts:
-            found.append(f"{e.path}: its name mixes {' and '.join(s.title() for s in scripts)} letters, so it can look "
+            found.append(f"{path}: its name mixes {' and '.join(s.title() for s in scripts)} letters, so it can look "
                          "exactly like another name; rename it with `git mv` if that was not meant")
-    for name, paths in by_name.items():
-        if len(paths) > 1:
-            found.append(f"{names.display(name)}: in more than one tier ({', '.join(paths)}); a name reaches only the "
+    for name, where in paths.items():
+        if len(where) > 1:
+            found.append(f"{names.display(name)}: in more than one tier ({', '.join(where)}); a name reaches only the "
                          "first, and the janitor moves neither; keep one and `git rm` the others (history keeps them)")
-    for spelled in by_key.values():
-        if len(spelled) > 1:
-            found.append(f"{', '.join(sorted(names.display(n) for n in spelled))}: names that differ only by case or "
+    spelled: dict[str, set[str]] = {}
+    for name in paths:
+        spelled.setdefault(names.collision_key(name), set()).add(name)
+    rest = [n for n in archived if n not in paths]
+    keys = [names.collision_key(n) for n in rest]
+    twice = {k for k, count in collections.Counter(keys).items() if count > 1}
+    for key, name in zip(keys, rest, strict=True):
+        if key in twice or key in spelled:
+            spelled.setdefault(key, set()).add(name)
+    for spellings in spelled.values():
+        if len(spellings) > 1:
+            found.append(f"{', '.join(sorted(names.display(n) for n in spellings))}: names that differ only by case or "
                          "accents (one file on macOS and Windows), which the janitor does not move; rename all but "
                          "one with `git mv`")
     return found

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import IO, TYPE_CHECKING, NamedTuple
 
 from strata_git.errors import GitFailed, NotFound, Refused
@@ -214,9 +214,10 @@ class Repo(NamedTuple):
     def ok(self, *args: str) -> bool:
         return run(list(args), self.root, check=False).returncode == 0
 
-    def items(self, *args: str, sep: bytes = b"\x01") -> Iterator[bytes]:
-        """git's output split at `sep` (the text before the first one dropped), read as it comes:
-        a log of a million trailers is never held whole. GitFailed at the end if git failed or was
+    def items(self, *args: str, sep: bytes = b"\x01", lead: bool = False) -> Generator[bytes, None, None]:
+        """git's output split at `sep` (the text before the first one dropped, unless `lead`: lines
+        split at b"\n" end with an empty item instead), read as it comes: a log of a million
+        trailers is never held whole. GitFailed at the end if git failed or was
         killed; a caller that stops early stops git."""
         import tempfile
 
@@ -226,7 +227,7 @@ class Repo(NamedTuple):
             finished = False
             try:
                 pending: list[bytes] = []  # the item being read, in pieces (one may span many reads)
-                started = False
+                started = lead
                 while chunk := proc.stdout.read(CHUNK):
                     pieces = chunk.split(sep)
                     pending.append(pieces[0])

@@ -103,7 +103,7 @@ def clone(url: str, folder: str | None = None, progress: Callable[[str], None] |
     say("indexing the archive")
     archived = shadow.build(repo, head, counted, known)
     say("indexing the live memories and writing index.md")
-    index_md.refresh(repo, cfg.max_memory_bytes)
+    index_md.refresh(repo, cfg.max_memory_bytes, listed=False)
     blobs = sorted({row.blob for row in shadow.all_rows(repo)})
     local = len(blobs) - len(partial.absent(repo, blobs))
     if local:

@@ -426,9 +426,10 @@ def scan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024) -> Scan:
 
 
 def rescan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: tuple[str, ...] = TIERS,
-           watch: Watch | None = None, quick: bool = False) -> list[str]:
+           watch: Watch | None = None, quick: bool = False, touched: set[tuple[str, str]] | None = None) -> list[str]:
     """Bring the rows of `tiers` in line with the working tree (re-reading only files whose
-    size, mtime or inode changed); the strays found. With a `watch` on exactly those tiers, only
+    size, mtime or inode changed); the strays found. `touched` (without a watch) gets the (tier,
+    folder) of each memory added, changed or gone. With a `watch` on exactly those tiers, only
     the paths the kernel reported are re-examined when it can tell (strays are then not listed).
     `quick` (a search): a read-only tier's folder whose listing is as the last quick rescan saw it
     is taken as it is (see _Marks), and the strays in such folders are not listed again."""
@@ -464,6 +465,10 @@ def rescan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: 
         walk.record(db)
     if not rows and not gone:
         return strays
+    if touched is not None:
+        for rel in [*(rel for rel, _ in stale), *gone]:
+            tier, _, name = rel.partition("/")
+            touched.add((tier, name.rpartition("/")[0]))
     _upsert(db, rows)
     _forget_docs(db, gone)
     db.executemany("DELETE FROM memories WHERE path = ?", ((p,) for p in gone))

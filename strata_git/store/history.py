@@ -28,14 +28,16 @@ CACHE_VERSION = 5  # a SQLite table of (name, time) and the commit it reflects
 _FORMAT = f"--format=%x01%H %ct {contract.log_field(contract.MOVE, '%x1e')}"
 
 
-def _scan(repo: Repo, revs: str, times: dict[str, int], skipped: list[str]) -> None:
+def _scan(repo: Repo, revs: str, times: dict[str, int], skipped: list[str], names: Iterable[str] | None = None) -> None:
     # Only active/ and cooled/: a memory's content changes there (archive/ is read-only; the commit
     # hook refuses any other change, and the janitor's moves there carry a Strata-Move trailer and
     # make nothing young), and git then never diffs archive/'s trees, which grow with every memory
     # archived (at 200,000 archived: 13.2 s -> 5.4 s). --full-history: every commit that touched
     # them, on every line merged in, not git's simplified history.
-    out = repo.git("log", "--no-renames", "--name-only", "-z", "--no-merges", "--full-history", _FORMAT, revs,
-                   "--", "active", "cooled")
+    tiers = ("active", "cooled")
+    spec = list(tiers) if names is None else [f"{tier}/{n}" for n in sorted(names) for tier in tiers]
+    out = repo.git("--literal-pathspecs", "log", "--no-renames", "--name-only", "-z", "--no-merges", "--full-history",
+                   _FORMAT, revs, "--", *spec)
     # Newest first, but commits of two machines can be dated out of order: keep the latest time.
     for record in out.decode("utf-8", "surrogateescape").split("\x01")[1:]:
         header, _, paths = record.partition("\0")
@@ -121,6 +123,27 @@ def _meta(db: sqlite3.Connection) -> tuple[str | None, list[str]]:
     return head, skipped
 
 
+BACK_UP_TO = 500  # names edited since a commit that a step back to it looks up in history by name
+
+
+def _back(repo: Repo, db: sqlite3.Connection, head: str, at: Head, skipped: list[str]) -> list[str] | None:
+    """Take the table back from `head` to its ancestor `at` (a reset or checkout back): only the
+    names edited since `at` change, each to its last change in the history of `at` (gone if none).
+    The warnings without those the commits since `at` gave; None when the names are too many to
+    look up by name."""
+    edited: dict[str, int] = {}
+    since: list[str] = []
+    _scan(repo, f"{at.commit}..{head}", edited, since)
+    if len(edited) > BACK_UP_TO:
+        return None
+    before: dict[str, int] = {}
+    if edited:
+        _scan(repo, at.commit, before, [], edited)
+    db.executemany("DELETE FROM changed WHERE name = ?", ((_key(n),) for n in edited))
+    db.executemany(_UPSERT, ((_key(name), when) for name, when in before.items()))
+    return [w for w in skipped if w not in since]
+
+
 def _forward(repo: Repo, db: sqlite3.Connection, at: Head) -> list[str]:
     """Bring the table to `at` (one writer at a time); the warnings history gave."""
     head, skipped = _meta(db)
@@ -134,6 +157,9 @@ def _forward(repo: Repo, db: sqlite3.Connection, at: Head) -> list[str]:
             # In the common case the table is one commit behind: no ancestry check needed.
             if head and (head in at.parents[:1] or repo.ok("merge-base", "--is-ancestor", head, at.commit)):
                 _scan(repo, f"{head}..{at.commit}", times, skipped)
+            elif head and repo.ok("merge-base", "--is-ancestor", at.commit, head) \
+                    and (back := _back(repo, db, head, at, skipped)) is not None:
+                skipped = back
             else:  # new, or history was rewritten: read it all again
                 db.execute("DELETE FROM changed")
                 skipped = []

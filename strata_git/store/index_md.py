@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 from strata_git.core import contract, names
 from strata_git.core.entries import Entry, Scan, clean, shown
@@ -21,6 +21,8 @@ from strata_git.gitio.git import Repo
 
 if TYPE_CHECKING:
     import sqlite3
+
+    from strata_git.store.history import Head
 
 # Under the state folder: "<tree> <parent>" of the commit the pre-commit hook wrote index.md for.
 
@@ -139,12 +141,8 @@ def write(root: str, text: str) -> bool:
 def _full(repo: Repo, db: sqlite3.Connection, times: _Times, max_bytes: int) -> Scan:
     from strata_git.store import catalog
 
-    scan = catalog.scan(repo, db, max_bytes)
-    pruned = _pruned_archive(repo, scan, db)
-    if pruned:  # a pruned clone keeps archive/ out of the working tree: the shadow index lists it
-        order = {"active": 0, "cooled": 1, "archive": 2}
-        scan = scan._replace(entries=sorted([*scan.entries, *pruned], key=lambda e: (order[e.tier], e.name)))
-    catalog.set_meta(db, "pruned_archive", str(len(pruned)))
+    scan, pruned = _listed(repo, catalog.scan(repo, db, max_bytes), db)
+    catalog.set_meta(db, "pruned_archive", str(pruned))
     sections = _sections(scan.entries, times(scan.entries), repo.root)
     db.execute("DELETE FROM sections")
     db.executemany("INSERT INTO sections VALUES (?,?,?)", sections)
@@ -152,22 +150,55 @@ def _full(repo: Repo, db: sqlite3.Connection, times: _Times, max_bytes: int) -> 
     return scan
 
 
-def _pruned_archive(repo: Repo, scan: Scan, db: sqlite3.Connection) -> list[Entry]:
-    """Entries for archived memories that are not in the working tree (only in a pruned clone)."""
+def _listed(repo: Repo, scan: Scan, db: sqlite3.Connection) -> tuple[Scan, int]:
+    """`scan` (the working tree's memories) with a pruned clone's archived memories that are not in
+    the working tree added from the shadow index, in tier and name order; how many were added."""
     from strata_git.gitio import partial
     from strata_git.store import shadow
 
     if not partial.is_pruned(repo):
-        return []
+        return scan, 0
     on_disk = {e.name for e in scan.entries if e.tier == "archive"}
-    return [e for e in shadow.listing(repo, db) if e.name not in on_disk]
+    pruned = [e for e in shadow.listing(repo, db) if e.name not in on_disk]
+    if not pruned:
+        return scan, 0
+    order = {"active": 0, "cooled": 1, "archive": 2}
+    return scan._replace(entries=sorted([*scan.entries, *pruned], key=lambda e: (order[e.tier], e.name))), len(pruned)
 
 
-def _incremental(repo: Repo, db: sqlite3.Connection, times: _Times, paths: list[str], max_bytes: int) -> None:
+def _archived_in(repo: Repo, db: sqlite3.Connection, folders: set[str]) -> dict[tuple[str, str], list[Entry]]:
+    """A pruned clone's archive folders, each with its memories from the shadow index (brought to
+    HEAD first) and any that are on disk besides; the count of archived memories not on disk is
+    kept for index.md's heading."""
+    from strata_git.store import catalog, shadow
+
+    shadow.refresh_in(repo, db)
+    found = {}
+    for folder in folders:
+        on_disk = catalog.entries(db, "archive", folder)
+        held = {e.name for e in on_disk}
+        members = [*on_disk, *(e for e in shadow.in_folder(db, folder) if e.name not in held)]
+        found[("archive", folder)] = sorted(members, key=lambda e: e.name)
+    pruned = db.execute("SELECT count(*) FROM archived WHERE path NOT IN "
+                        "(SELECT path FROM memories WHERE tier = 'archive')").fetchone()[0]
+    catalog.set_meta(db, "pruned_archive", str(pruned))
+    return found
+
+
+def _incremental(repo: Repo, db: sqlite3.Connection, times: _Times, paths: list[str], max_bytes: int,
+                 touched: set[tuple[str, str]] | None = None) -> None:
+    """Rebuild the sections of the folders that `paths` (and `touched`) are in; the rest stay as
+    they are. A pruned clone's archive folders are read from the shadow index, one by one."""
+    from strata_git.gitio import partial
     from strata_git.store import catalog
 
     days = _Days()
-    folders = {where: catalog.entries(db, *where) for where in catalog.update(repo, db, paths, max_bytes)}
+    where = catalog.update(repo, db, paths, max_bytes) | (touched or set())
+    archive = {folder for tier, folder in where if tier == "archive"}
+    pruned = bool(archive) and partial.is_pruned(repo)
+    folders = {w: catalog.entries(db, *w) for w in where if not (pruned and w[0] == "archive")}
+    if pruned:
+        folders |= _archived_in(repo, db, archive)
     known = times([e for members in folders.values() for e in members])
     for (tier, folder), members in folders.items():
         if members:
@@ -178,6 +209,23 @@ def _incremental(repo: Repo, db: sqlite3.Connection, times: _Times, paths: list[
     counts = dict(db.execute("SELECT tier, count(*) FROM memories GROUP BY tier").fetchall())
     counts["archive"] = counts.get("archive", 0) + int(catalog.get_meta(db, "pruned_archive") or 0)
     write(repo.root, assemble(db.execute("SELECT tier, folder, text FROM sections").fetchall(), counts))
+
+
+def _since(repo: Repo, tree: str, at: str) -> list[str] | None:
+    """The memory paths that differ between `tree` (what the catalog reflects) and HEAD's tree
+    `at`; None when `tree` cannot be compared (not recorded, or no longer held: asked of libgit2,
+    which never fetches what a partial clone lacks)."""
+    from strata_git.gitio.git import run
+
+    if tree == at:
+        return []
+    if not tree or not repo.held([tree]):
+        return None
+    done = run(["diff-tree", "-r", "--no-renames", "--name-only", "-z", tree, at, "--", *names.TIERS], repo.root,
+               check=False)
+    if done.returncode != 0:
+        return None
+    return [p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
 def _stamp(repo: Repo, value: str | None) -> None:
@@ -195,22 +243,26 @@ def _stamp(repo: Repo, value: str | None) -> None:
 
 
 @overload
-def refresh(repo: Repo, max_bytes: int, commit: None = None, moved: None = None) -> Scan: ...
+def refresh(repo: Repo, max_bytes: int, commit: None = None, moved: None = None,
+            listed: Literal[True] = True, pruned: bool = True) -> Scan: ...
 @overload
 def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | None = None,
-            moved: tuple[list[str], str] | None = None) -> Scan | None: ...
+            moved: tuple[list[str], str] | None = None, listed: bool = True, pruned: bool = True) -> Scan | None: ...
 def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | None = None,
-            moved: tuple[list[str], str] | None = None) -> Scan | None:
+            moved: tuple[list[str], str] | None = None, listed: bool = True, pruned: bool = True) -> Scan | None:
     """Regenerate index.md from the working tree and history.
 
-    By default the whole working tree is scanned and the Scan returned.
+    By default the working tree is rescanned (only files whose size, mtime or inode changed are
+    read again), the folders that changed since the catalog's tree are rebuilt, and the Scan of
+    every memory returned (`listed=False`: nothing returned, and a pruned clone's archive is not
+    listed whole; `pruned=False`: only the working tree's memories are).
     `commit` is (paths, time, tree) of a commit in progress (the pre-commit hook):
     if the catalog reflects HEAD's tree, only those files and their folders are
     re-examined, dated by the commit, and the catalog then reflects `tree`.
     `moved` is (paths, tree) after git-strata's own commit (the janitor's) took the
     working tree from `tree` to HEAD by changing only `paths`.
-    After anything git did behind git-strata's back (a reset, a commit without hooks)
-    the catalog reflects another tree and the whole working tree is rescanned instead.
+    When the catalog reflects a tree that can no longer be compared (or none), every folder is
+    rebuilt. A pruned clone's archive folders come from the shadow index, only the changed ones.
     """
     import sqlite3
 
@@ -224,22 +276,15 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
     def times(entries: list[Entry]) -> dict[str, int]:
         """The entries' last changes at HEAD; the commit in progress dates what it changes."""
         return history.last_changed(repo, at, [e.name for e in entries if e.name not in committed]) | committed
-    base, paths = (at.tree if at else None, commit[0]) if commit else (moved[1], moved[0]) if moved else (None, [])
     reflects = commit[2] if commit else (at.tree if at else "")
-    if base and any(p.startswith("archive/") for p in paths):
-        from strata_git.gitio import partial
-
-        if partial.is_pruned(repo):  # its archive/ sections come from the shadow index: rebuild them all
-            base = None
     _stamp(repo, None)  # vouch for nothing until this refresh has succeeded
     scan: Scan | None = None
     for attempt in range(1, 7):
         try:
             with catalog.connect(repo) as db:
-                if base and catalog.get_meta(db, "tree") == base:
-                    _incremental(repo, db, times, paths, max_bytes)
-                else:
-                    scan = _full(repo, db, times, max_bytes)
+                scan = _bring(repo, db, times, max_bytes, at, commit, moved, listed, pruned)
+                if scan is not None and not pruned:  # (a rebuild of every folder listed them)
+                    scan = scan._replace(entries=catalog.entries(db))
                 catalog.set_meta(db, "tree", reflects)
             break
         except sqlite3.DatabaseError as e:
@@ -248,3 +293,28 @@ def refresh(repo: Repo, max_bytes: int, commit: tuple[list[str], int, str] | Non
     if commit:
         _stamp(repo, f"{commit[2]} {at.commit}" if at else commit[2])
     return scan
+
+
+def _bring(repo: Repo, db: sqlite3.Connection, times: _Times, max_bytes: int, at: Head | None,
+           commit: tuple[list[str], int, str] | None, moved: tuple[list[str], str] | None, listed: bool,
+           pruned: bool) -> Scan | None:
+    """refresh()'s work in one transaction of the catalog."""
+    from strata_git.store import catalog
+
+    known = catalog.get_meta(db, "tree")
+    if commit or moved:
+        base, paths = (at.tree if at else None, commit[0]) if commit else (moved[1], moved[0]) if moved else (None, [])
+        if base and known == base:
+            _incremental(repo, db, times, paths, max_bytes)
+            return None
+        return _full(repo, db, times, max_bytes)
+    since = _since(repo, known, at.tree) if at else None
+    if since is None:
+        return _full(repo, db, times, max_bytes)
+    touched: set[tuple[str, str]] = set()
+    strays = catalog.rescan(repo, db, max_bytes, touched=touched)
+    _incremental(repo, db, times, since, max_bytes, touched)
+    if not listed:
+        return None
+    scan = Scan(catalog.entries(db), sorted(strays))
+    return _listed(repo, scan, db)[0] if pruned else scan

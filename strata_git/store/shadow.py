@@ -420,18 +420,21 @@ def _commits(repo: Repo, revs: str, archived: dict[str, str]) -> dict[str, str]:
     return commits
 
 
-def _commits_read(repo: Repo, revs: str, paths: list[str]) -> dict[str, str]:
-    """_commits for `paths` from every commit's change, janitor commits' too."""
+def _commits_read(repo: Repo, revs: str, paths: list[str], exact: bool = False) -> dict[str, str]:
+    """_commits for `paths` from every commit's change, janitor commits' too. `exact`: git looks at
+    those paths alone, not at every change under archive/ (a few paths over a long history: git
+    then never lists a janitor commit's thousands of moves)."""
     wanted, found = set(paths), {}
-    out = repo.git("log", "--no-renames", "--diff-filter=AM", "--name-only", "-z", "--format=%x01%H", revs,
-                   "--", "archive")
-    for item in out.decode("utf-8", "surrogateescape").split("\x01")[1:]:
-        commit, _, files = item.partition("\0")
+    changes = repo.items("--literal-pathspecs", "log", "--no-renames", "--diff-filter=AM", "--name-only", "-z",
+                         "--format=%x01%H", revs, "--", *(sorted(wanted) if exact else ["archive"]))
+    for item in changes:  # (read as git walks: once every path is found, git is stopped)
+        commit, _, files = item.decode("utf-8", "surrogateescape").partition("\0")
         for p in files.split("\0"):
             p = p.strip("\n")
             if p in wanted and p not in found:
                 found[p] = commit
         if len(found) == len(wanted):
+            changes.close()
             break
     return found
 
@@ -478,9 +481,19 @@ def build(repo: Repo, commit: str | None, progress: Callable[[int, int], None] |
         return build_in(repo, db, commit or "", progress=progress, known=known)
 
 
+EXACT_UP_TO = 500  # paths coming back by a step back in history that git is asked about by name
+
+
 def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[str, str]) -> bool:
-    """Bring the rows from `old` to `new`; False when only a full build can."""
-    if not old or not repo.ok("merge-base", "--is-ancestor", old, new):
+    """Bring the rows from `old` to `new` where one is an ancestor of the other (a commit, a pull,
+    or a reset or checkout back in history); False when only a full build can (a rebase)."""
+    if not old:
+        return False
+    if repo.ok("merge-base", "--is-ancestor", old, new):
+        revs = f"{old}..{new}"
+    elif repo.ok("merge-base", "--is-ancestor", new, old):
+        revs = new  # back: a path that returns was brought by a commit `new` reaches, however old
+    else:
         return False
     gone, added = [], {}
     for c in repo.diff_tree(old, new, "archive"):
@@ -492,8 +505,13 @@ def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[
     catalog.affordable(len(added), "the shadow index")
     warnings: list[str] = []
     _delete(repo, db, gone)
-    for made in _made(repo, added, new, refs, _commits(repo, f"{old}..{new}", added) if added else {},
-                      warnings):
+    if not added:
+        commits = {}
+    elif revs == new and len(added) <= EXACT_UP_TO:  # back: the whole history, for a few paths
+        commits = _commits_read(repo, revs, list(added), exact=True)
+    else:
+        commits = _commits(repo, revs, added)
+    for made in _made(repo, added, new, refs, commits, warnings):
         _insert(db, made)
     if len(gone) >= catalog.COMPACT_AFTER:
         catalog.compact(db)
@@ -612,6 +630,33 @@ def listing(repo: Repo, db: sqlite3.Connection) -> list[entries.Entry]:
     return [entries.Entry("archive", path.partition("/")[2], size, title, kind, _tags(tags), project=project)
             for path, size, title, kind, tags, project
             in db.execute("SELECT path, size, title, type, tags, project FROM archived ORDER BY path")]
+
+
+def in_folder(db: sqlite3.Connection, folder: str) -> list[entries.Entry]:
+    """The archived memories directly in `folder` ("" for archive/ itself, not its subfolders) as
+    listing() gives them, from the rows as they are (the caller brings them to HEAD): what one
+    folder's line in index.md counts, without a row for every other archived memory."""
+    prefix = f"archive/{folder}/" if folder else "archive/"
+    return [entries.Entry("archive", path.partition("/")[2], size, title, kind, _tags(tags), project=project)
+            for path, size, title, kind, tags, project in db.execute(
+                "SELECT path, size, title, type, tags, project FROM archived WHERE path >= ? AND path < ? "
+                "AND instr(substr(path, ?), '/') = 0 ORDER BY path", (prefix, prefix[:-1] + "0", len(prefix) + 1))]
+
+
+def pruned(repo: Repo, on_disk: set[str]) -> tuple[list[str], int]:
+    """(names, bytes) of the archived memories the index holds whose names are not in `on_disk`,
+    the index brought to HEAD first: what `git strata status` counts of a pruned archive, without
+    an Entry for each."""
+    found: list[str] = []
+    size = 0
+    with catalog.connect(repo) as db:
+        refresh_in(repo, db)
+        for path, n in db.execute("SELECT path, size FROM archived"):
+            name = path.partition("/")[2]
+            if name not in on_disk:
+                found.append(name)
+                size += n
+    return found, size
 
 
 def census(repo: Repo) -> tuple[list[str], dict[str, int]]:

@@ -581,3 +581,24 @@ def test_pre_commit_hook_refuses_case_duplicates(mem: Path) -> None:
     assert proc.returncode != 0
     assert "more than one place" in proc.stderr.decode()
     assert head(mem) == before
+
+
+def test_a_pruned_archive_s_names_are_checked_as_if_each_were_listed():
+    """status checks a pruned archive's names without an Entry for each: the same problems, in the
+    same order, as the listing that made one for every archived memory."""
+    import random
+
+    from strata_git.app.reports import name_problems
+    from strata_git.core.entries import Entry
+
+    rng = random.Random(7)
+    spellings = ["notes/Koda.md", "notes/koda.md", "notes/k\u043eda.md", "caf\u00e9.md", "cafe\u0301.md",
+                 "CAF\u00c9.md", "plain.md", "x/\u0391lpha-a.md", "deep/a/b.md", "Deep/A/b.md"]
+    names_ = spellings + [f"bulk/m{i:04d}.md" for i in range(300)]
+    for _ in range(40):
+        live = [Entry(rng.choice(["active", "cooled"]), n, 1) for n in rng.sample(names_, 12)]
+        live = sorted({e.path: e for e in live}.values(), key=lambda e: (e.tier != "active", e.name))
+        pruned = rng.sample(names_, 60)
+        listed = live + sorted((Entry("archive", n, 1) for n in pruned), key=lambda e: e.name)
+        assert name_problems(live, pruned) == name_problems(listed)
+    assert any(name_problems([], spellings))  # (the spellings do make problems)

@@ -79,6 +79,7 @@ def test_what_a_partial_clone_lacks_is_told_alike_and_nothing_is_fetched(mem: Pa
 
     pytest.importorskip("pygit2")
     monkeypatch.setattr(partial, "LISTED_UP_TO", listed_up_to)
+    monkeypatch.setattr(partial, "LISTED_PER_ASKED", 0 if listed_up_to == 0 else partial.LISTED_PER_ASKED)
     monkeypatch.setattr(gitio, "_LIBGIT2", {})
     remote = bare_remote(tmp_path / "r.git")
     for name, text in (("active/kept.md", "# Kept\n"), ("active/left.md", "# Left\n"), ("archive/old.md", "# Old\n")):

@@ -237,6 +237,35 @@ def test_incremental_update_equals_a_full_rebuild(mem: Path, tmp_path: Path):
     assert len([r for r in incremental if len(r) == 10]) == 10 + 6 + 3 - 2
 
 
+@pytest.mark.parametrize("many", [False, True], ids=["paths asked by name", "from the trailers"])
+def test_going_back_in_history_updates_the_rows_as_a_full_build_makes_them(mem: Path, monkeypatch, many: bool):
+    """A reset or checkout back to an ancestor brings the rows back without a full build (one took
+    minutes at a million archived): the paths that return get the commit that archived them."""
+    from strata_git.store import shadow
+
+    monkeypatch.setattr(shadow, "FROM_TRAILERS", 1 if many else 10**9)
+    monkeypatch.setattr(shadow, "EXACT_UP_TO", 0 if many else 10**9)  # a few paths: asked by name
+    vault = seed_archive(mem, 10)
+    start = head(mem)
+    for i in range(10, 14):
+        vault.write(f"notes/n{i}", body(i).encode())
+    vault.janitor(now=T0 + 240 * DAY)
+    vault.janitor(now=T0 + 400 * DAY)
+    archived = head(mem)
+    vault.recall(["notes/m0002", "notes/n11"])
+    assert shadow.refresh(vault.repo) in ("updated", "fresh")
+    for back in (archived, start):  # the recalled two return; then the four archived later go
+        git(mem, "reset", "-q", "--hard", back)
+        assert shadow.refresh(vault.repo) == "updated"
+        stepped = shadow_rows(mem)
+        shadow.build(vault.repo, vault.repo.head())
+        assert shadow_rows(mem) == stepped
+    assert len([r for r in stepped if len(r) == 10]) == 10
+    git(mem, "checkout", "-q", "--orphan", "other")  # no ancestor either way: built in full
+    git(mem, "commit", "-q", "--no-verify", "-m", "unrelated")
+    assert shadow.refresh(vault.repo) == "rebuilt"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("damage", ["delete", "truncate", "garbage", "middle", "old-schema"])
 def test_a_damaged_shadow_index_is_detected_and_rebuilt(setup, mem: Path, damage: str):
@@ -553,6 +582,72 @@ def test_index_md_lists_the_pruned_archive_after_a_recall(setup, mem: Path):
     vault.recall(["notes/m0001", "notes/m0002", "notes/m0003"])
     text = (mem / "index.md").read_text()
     assert "## Archive (37)" in text and "- notes/: 37 memories" in text
+
+
+def _index_md_from_scratch(repo: Path) -> str:
+    """index.md as a refresh that rebuilds every folder writes it (the catalog told it reflects no tree)."""
+    from strata_git.core import config
+    from strata_git.gitio.git import discover
+    from strata_git.store import catalog, index_md
+
+    r = discover(str(repo))
+    with catalog.connect(r) as db:
+        catalog.set_meta(db, "tree", "")
+    index_md.refresh(r, config.load(r.root, r.state_dir()).max_memory_bytes)
+    return (repo / "index.md").read_text()
+
+
+@pytest.mark.slow
+def test_index_md_of_a_pruned_clone_follows_folder_by_folder_as_a_rebuild_writes_it(setup, mem: Path,
+                                                                                    tmp_path: Path):
+    """A pruned clone's index.md is brought forward by rebuilding only the folders that changed (the
+    archive's from the shadow index): after a pull that archives, a recall, a janitor that archives
+    here, a checkout, a commit without hooks and one refused, it is what a full rebuild writes."""
+    vault, remote = setup
+    assert strata(mem, "archive").returncode == 0
+    laptop = tmp_path / "laptop"
+    assert strata(tmp_path, "clone", str(remote), str(laptop)).returncode == 0
+    assert not (laptop / "archive").exists()
+
+    def same() -> str:
+        text = (laptop / "index.md").read_text()
+        assert text == _index_md_from_scratch(laptop)
+        return text
+
+    same()
+    vault.write("top0", body(90).encode())  # archive/ itself, beside its folders
+    for i in range(3):
+        vault.write(f"later/n{i}", body(100 + i).encode())
+    vault.janitor(now=T0 + 240 * DAY)
+    vault.janitor(now=T0 + 400 * DAY)
+    assert strata(mem, "sync").returncode == 0
+    cloned = head(laptop)
+    git(laptop, "pull", "-q", "--no-rebase", "origin", "main")  # post-merge
+    text = same()  # the desktop's janitor archived the three live memories too
+    assert "## Archive (47)" in text and "- (top level): 1 memories" in text and "- later/: 3 memories" in text
+    assert strata(laptop, "recall", "notes/m0001", "later/n0", "top0").returncode == 0
+    text = same()
+    assert "## Archive (44)" in text and "(top level)" not in text.split("## Archive")[1]
+    assert strata(laptop, "janitor", "--now", "+400d").returncode == 0  # cools what it recalled
+    assert "## Cooled (3)" in same()
+    assert strata(laptop, "janitor", "--now", "+800d").returncode == 0  # and archives it
+    text = same()
+    assert "## Archive (47)" in text and "- (top level): 1 memories" in text
+    (laptop / "active/draft.md").write_text("# Draft\n\nNot committed.\n")  # carried by the checkout
+    git(laptop, "checkout", "-q", cloned)  # post-checkout, to before the pull
+    text = same()
+    assert "- later/" not in text and "- `draft` · **Draft** · note · uncommitted" in text
+    git(laptop, "checkout", "-q", "main")
+    assert strata(laptop, "write", "mine/x", "-m", "A note of the laptop's.").returncode == 0
+    edited = laptop / "active/mine/x.md"
+    edited.write_text(edited.read_text() + "more\n")
+    git(laptop, "commit", "-q", "--no-verify", "-am", "edit without hooks")  # post-commit only
+    same()
+    (laptop / "active/mine/bad.md").write_text("---\ntitle: [unclosed\n---\nx\n")
+    git(laptop, "add", "active/mine/bad.md")
+    assert git(laptop, "commit", "-q", "-m", "refused", check=False).returncode != 0
+    git(laptop, "reset", "-q", "--hard")  # no hook: the next refresh sees the tree pre-commit left
+    assert "bad" not in same()
 
 
 @pytest.mark.slow

@@ -234,6 +234,8 @@ def test_items_splits_output_read_in_small_pieces(history: Path, monkeypatch):
     first = repo.items(*args)  # a caller that stops early: git is stopped, and that is no failure
     assert next(first) == whole[0]
     first.close()
+    lines = repo.git("rev-list", "--all").split(b"\n")  # lines: the first is an item, the last empty
+    assert list(repo.items("rev-list", "--all", sep=b"\n", lead=True)) == lines and len(lines) > 5
 
 
 def test_a_move_names_its_place_in_archive_as_the_janitor_writes_it_now_and_did_before():

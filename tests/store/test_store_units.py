@@ -120,9 +120,17 @@ def test_the_last_change_table_is_brought_forward_by_the_new_commits_alone(tmp_p
     # An older date on a newer commit (clocks of two machines): the later time stands.
     _commit_at(root, 1_600_000_000, {"active/a.md": "# a once more\n"})
     assert history.last_changed(repo, history.head(repo), ["a.md"]) == {"a.md": 1_700_000_100}
+    _commit_at(root, 1_700_000_200, {"active/new.md": "# new\n"})
+    assert history.last_changed(repo, history.head(repo), ["new.md"]) == {"new.md": 1_700_000_200}
+    # Back to an ancestor (a reset): the names edited since are looked up again, by name, as of it;
+    # one made since is gone, and the row nothing since touched is kept as it is.
+    git(root, "reset", "-q", "--hard", "HEAD~3")
+    assert history.last_changed(repo, history.head(repo)) == {"a.md": 1_700_000_000, "b.md": 5}
     # History rewritten (the table's commit is no ancestor): read again from the start.
-    git(root, "reset", "-q", "--hard", "HEAD~2")
-    assert history.last_changed(repo, history.head(repo)) == {"a.md": 1_700_000_000, "b.md": 1_700_000_000}
+    _commit_at(root, 1_700_000_300, {"active/b.md": "# b again\n"})
+    git(root, "commit", "-q", "--amend", "-m", "amended")
+    amended = int(git(root, "log", "-1", "--format=%ct").stdout)
+    assert history.last_changed(repo, history.head(repo)) == {"a.md": 1_700_000_000, "b.md": amended}
 
 
 def test_the_last_change_table_keeps_any_name(tmp_path: Path):

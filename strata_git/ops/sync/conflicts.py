@@ -110,7 +110,8 @@ def resolution(root: str, name: str, copy: str, keep: str) -> tuple[dict[str, by
 def resolve(repo: Repo, cfg: Config, name: str, keep: str, via: str = "api", agent: str | None = None) -> Change:
     """Close a conflict a sync left, in one commit: keep the version in place, take the copy, or keep both."""
     with txn.locked(repo):
-        active = [e.name for e in index_md.refresh(repo, cfg.max_memory_bytes).entries if e.tier == "active"]
+        scan = index_md.refresh(repo, cfg.max_memory_bytes, pruned=False)
+        active = [e.name for e in scan.entries if e.tier == "active"]
         norm, copy = pick(repo.root, active, names.display(names.normalize(name)))
         writes, subject = resolution(repo.root, norm, copy, keep)
         for path in writes:
@@ -128,5 +129,5 @@ def resolve(repo: Repo, cfg: Config, name: str, keep: str, via: str = "api", age
         commit = txn.commit(repo, list(writes), stage, subject,
                             {contract.ACTION: f"resolve ({keep})", contract.NAME: names.display(norm),
                              contract.VIA: via}, agent=agent)
-        index_md.refresh(repo, cfg.max_memory_bytes)
+        index_md.refresh(repo, cfg.max_memory_bytes, listed=False)
         return Change("resolve", norm, f"active/{norm}", commit, subject.split(": ", 2)[-1])
