@@ -21,8 +21,11 @@ resident memory of its largest process (wait4's ru_maxrss):
   shadow index and index.md), and beside it what plain git alone takes to fetch the same (a
   partial clone without blobs, then the shadow records: the floor under the clone);
 - a commit with hooks: `git strata write` of a new memory, and `git commit` of an edited one
-  (git's hooks run git-strata's checks and index.md), median of `--samples`;
+  (git's hooks run git-strata's checks and index.md), median of `--samples`; beside it `git
+  commit` with hooks off (git's own share, which grows with the live files);
 - `git status`;
+- the hook every `git pull` runs (post-merge), `git strata status`, a recall of one archived
+  memory, and `git checkout` back over those recalls and forward again (their hooks included);
 - search p50/p95 over fixed queries: in-process watched (`Vault.search` on a kept Vault, as
   the MCP server runs it) and `git strata search` (CLI);
 - a sync bringing 100 changed active memories that another machine pushed, against plain git's
@@ -352,6 +355,33 @@ def sync_rounds(clone: Path, base: Path, env: dict[str, str], rounds: int) -> tu
     return strata, git, peak
 
 
+def after_git(clone: Path, env: dict[str, str], samples: int) -> dict:
+    """What follows git moving HEAD and the everyday reports: the hook every `git pull` runs
+    (post-merge), `git strata status`, a recall of one archived memory (fetched), and `git checkout`
+    (its hook included) back over those recalls, then forward again."""
+    follow, reports, recalls, peaks = [], [], [], []
+    for _ in range(samples):
+        wall, peak, _ = run([STRATA, "hook", "post-merge"], clone, env)
+        follow.append(wall * 1000)
+        peaks.append(peak)
+        wall, peak, _ = run([STRATA, "status", "--json"], clone, env)
+        reports.append(wall)
+        peaks.append(peak)
+    listed = sh(["git", "ls-tree", "-r", "--name-only", "HEAD", "--", "archive"], clone, env).split("\n")
+    archived = [p.removeprefix("archive/").removesuffix(".md") for p in listed if p.endswith(".md")]
+    for name in archived[len(archived) // 2:][:samples]:
+        wall, peak, _ = run([STRATA, "recall", name, "--json"], clone, env)
+        recalls.append(wall * 1000)
+        peaks.append(peak)
+    back, peak, _ = run(["git", "checkout", "-q", f"HEAD~{samples}"], clone, env)
+    peaks.append(peak)
+    forward, peak, _ = run(["git", "checkout", "-q", "main"], clone, env)
+    return {"post_merge_ms": round(statistics.median(follow), 1),
+            "strata_status_s": round(statistics.median(reports), 2), "recall_ms": round(statistics.median(recalls), 1),
+            "checkout_back_s": round(back, 2), "checkout_forward_s": round(forward, 2),
+            "after_git_peak_mib": max(peaks + [peak])}
+
+
 def measure(label: str, remote_url: str, made: dict, base: Path, env: dict[str, str], samples: int) -> dict:
     found: dict[str, object] = {"size": label, **made}
     clone = base / "clone"
@@ -361,7 +391,7 @@ def measure(label: str, remote_url: str, made: dict, base: Path, env: dict[str, 
     found["git_clone_s"] = round(plain_git_clone(remote_url, base, env), 1)
     found["index_bytes"] = (clone / ".git/index").stat().st_size
     progress(f"{label}: commits with hooks")
-    writes, commits, statuses, peaks = [], [], [], []
+    writes, commits, plain, statuses, peaks = [], [], [], [], []
     edit = clone / made["edit"]
     for n in range(samples):
         wall, peak, _ = run([STRATA, "write", f"bench/new-{n}", "-m", f"A new memory {n} about kestrel."], clone, env)
@@ -375,8 +405,16 @@ def measure(label: str, remote_url: str, made: dict, base: Path, env: dict[str, 
         peaks.append(peak)
         wall, _, _ = run(["git", "status", "--porcelain"], clone, env)
         statuses.append(wall * 1000)
+        with open(edit, "a", encoding="utf-8") as f:
+            f.write(f"edited {n} again\n")
+        sh(["git", "add", "--", str(edit.relative_to(clone))], clone, env)
+        wall, _, _ = run(["git", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", f"plain {n}"], clone, env)
+        plain.append(wall * 1000)
+    run([STRATA, "hook", "post-commit"], clone, env)  # (the catalog follows the plain commits)
     found |= {"write_ms": round(statistics.median(writes), 1), "commit_hooks_ms": round(statistics.median(commits), 1),
+              "commit_plain_ms": round(statistics.median(plain), 1),
               "status_ms": round(statistics.median(statuses), 1), "commit_peak_mib": max(peaks)}
+    found |= after_git(clone, env, samples)
     progress(f"{label}: search")
     cli = []
     for q in QUERIES[:max(5, samples)]:
@@ -418,6 +456,9 @@ def measure(label: str, remote_url: str, made: dict, base: Path, env: dict[str, 
 ROWS = [("clone_s", "git strata clone (s)"), ("git_clone_s", "plain git clone + records fetch (s)"),
         ("index_bytes", "index file (bytes)"),
         ("write_ms", "git strata write (ms)"), ("commit_hooks_ms", "git commit with hooks (ms)"),
+        ("commit_plain_ms", "git commit, hooks off (ms)"), ("post_merge_ms", "post-merge hook (ms)"),
+        ("strata_status_s", "git strata status (s)"), ("recall_ms", "recall of one archived (ms)"),
+        ("checkout_back_s", "git checkout back over recalls (s)"), ("checkout_forward_s", "git checkout forward (s)"),
         ("status_ms", "git status (ms)"), ("search_watched_p50_ms", "search watched p50 (ms)"),
         ("search_watched_p95_ms", "search watched p95 (ms)"), ("search_cli_p50_ms", "search CLI p50 (ms)"),
         ("search_cli_p95_ms", "search CLI p95 (ms)"), ("janitor_plan_s", "janitor plan (s)"),
@@ -426,8 +467,8 @@ ROWS = [("clone_s", "git strata clone (s)"), ("git_clone_s", "plain git clone + 
         ("shadow_incremental_s", "shadow incremental + search (s)"), ("reindex_s", "reindex (s)"),
         ("git_bytes", ".git objects+refs (bytes)"), ("catalog_bytes", "catalog (bytes)"),
         ("generate_s", "generating (s, not git-strata)"), ("commits", "commits")]
-PEAKS = ["clone_peak_mib", "commit_peak_mib", "search_peak_mib", "sync_peak_mib", "janitor_plan_peak_mib",
-         "janitor_apply_peak_mib", "reindex_peak_mib"]
+PEAKS = ["clone_peak_mib", "commit_peak_mib", "after_git_peak_mib", "search_peak_mib", "sync_peak_mib",
+         "janitor_plan_peak_mib", "janitor_apply_peak_mib", "reindex_peak_mib"]
 
 
 def main() -> None:

@@ -598,7 +598,7 @@ def _changed(db: sqlite3.Connection) -> None:
 def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int = 1024 * 1024) -> set[tuple[str, str]]:
     """Re-examine only `paths` (a hook knows what a commit touches); the (tier, folder)s touched."""
     touched, rows, memo = set(), [], FrontmatterMemo(db)
-    for rel in paths:
+    for rel in dict.fromkeys(paths):  # (each once: a path twice would make two rows)
         tier, _, name = rel.partition("/")
         if tier not in _ORDER or not name:
             continue

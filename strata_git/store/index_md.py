@@ -215,17 +215,16 @@ def _since(repo: Repo, tree: str, at: str) -> list[str] | None:
     """The memory paths that differ between `tree` (what the catalog reflects) and HEAD's tree
     `at`; None when `tree` cannot be compared (not recorded, or no longer held: asked of libgit2,
     which never fetches what a partial clone lacks)."""
-    from strata_git.gitio.git import run
+    from strata_git.errors import GitFailed
 
     if tree == at:
         return []
     if not tree or not repo.held([tree]):
         return None
-    done = run(["diff-tree", "-r", "--no-renames", "--name-only", "-z", tree, at, "--", *names.TIERS], repo.root,
-               check=False)
-    if done.returncode != 0:
+    try:
+        return [c.path for c in repo.diff_tree(tree, at, *names.TIERS)]
+    except GitFailed:
         return None
-    return [p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
 def _stamp(repo: Repo, value: str | None) -> None:
@@ -304,10 +303,11 @@ def _bring(repo: Repo, db: sqlite3.Connection, times: _Times, max_bytes: int, at
     known = catalog.get_meta(db, "tree")
     if commit or moved:
         base, paths = (at.tree if at else None, commit[0]) if commit else (moved[1], moved[0]) if moved else (None, [])
-        if base and known == base:
-            _incremental(repo, db, times, paths, max_bytes)
-            return None
-        return _full(repo, db, times, max_bytes)
+        since = _since(repo, known, base) if base else None  # (git moved HEAD behind our back: a commit without hooks)
+        if since is None:
+            return _full(repo, db, times, max_bytes)
+        _incremental(repo, db, times, [*paths, *since], max_bytes)
+        return None
     since = _since(repo, known, at.tree) if at else None
     if since is None:
         return _full(repo, db, times, max_bytes)
