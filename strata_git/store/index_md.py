@@ -213,13 +213,13 @@ def _incremental(repo: Repo, db: sqlite3.Connection, times: _Times, paths: list[
 
 def _since(repo: Repo, tree: str, at: str) -> list[str] | None:
     """The memory paths that differ between `tree` (what the catalog reflects) and HEAD's tree
-    `at`; None when `tree` cannot be compared (not recorded, or no longer held: asked of libgit2,
-    which never fetches what a partial clone lacks)."""
+    `at`; None when `tree` cannot be compared (not recorded, or no longer held: asked without
+    fetching what a partial clone lacks)."""
     from strata_git.errors import GitFailed
 
     if tree == at:
         return []
-    if not tree or not repo.held([tree]):
+    if not tree or not repo.holds(tree):
         return None
     try:
         return [c.path for c in repo.diff_tree(tree, at, *names.TIERS)]

@@ -96,6 +96,7 @@ def test_what_a_partial_clone_lacks_is_told_alike_and_nothing_is_fetched(mem: Pa
     repo = gitio.discover(str(clone))
     unknown = "1" * 40
     assert partial.absent(repo, [kept, left, old, unknown]) == [left, old, unknown]
+    assert repo.holds(kept) and not repo.holds(left) and not repo.holds(unknown)  # (asking fetches nothing)
     present = subprocess.run(["git", "cat-file", "-e", left], cwd=clone,
                              env={**os.environ, "GIT_NO_LAZY_FETCH": "1"}, capture_output=True)
     assert present.returncode != 0  # asking fetched nothing
