@@ -36,8 +36,8 @@ def _scan(repo: Repo, revs: str, times: dict[str, int], skipped: list[str], name
     # them, on every line merged in, not git's simplified history.
     tiers = ("active", "cooled")
     spec = list(tiers) if names is None else [f"{tier}/{n}" for n in sorted(names) for tier in tiers]
-    out = repo.git("--literal-pathspecs", "log", "--no-renames", "--name-only", "-z", "--no-merges", "--full-history",
-                   _FORMAT, revs, "--", *spec)
+    out = repo.git("log", "--no-renames", "--name-only", "-z", "--no-merges", "--full-history", _FORMAT, revs,
+                   "--", *spec)  # (names as they are: git-strata's git runs with GIT_LITERAL_PATHSPECS)
     # Newest first, but commits of two machines can be dated out of order: keep the latest time.
     for record in out.decode("utf-8", "surrogateescape").split("\x01")[1:]:
         header, _, paths = record.partition("\0")

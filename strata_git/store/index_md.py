@@ -303,7 +303,8 @@ def _bring(repo: Repo, db: sqlite3.Connection, times: _Times, max_bytes: int, at
     known = catalog.get_meta(db, "tree")
     if commit or moved:
         base, paths = (at.tree if at else None, commit[0]) if commit else (moved[1], moved[0]) if moved else (None, [])
-        since = _since(repo, known, base) if base else None  # (git moved HEAD behind our back: a commit without hooks)
+        # the paths git changed behind git-strata's back (a commit without hooks) join the commit's
+        since = _since(repo, known, base) if base else None
         if since is None:
             return _full(repo, db, times, max_bytes)
         _incremental(repo, db, times, [*paths, *since], max_bytes)

@@ -425,8 +425,8 @@ def _commits_read(repo: Repo, revs: str, paths: list[str], exact: bool = False) 
     those paths alone, not at every change under archive/ (a few paths over a long history: git
     then never lists a janitor commit's thousands of moves)."""
     wanted, found = set(paths), {}
-    changes = repo.items("--literal-pathspecs", "log", "--no-renames", "--diff-filter=AM", "--name-only", "-z",
-                         "--format=%x01%H", revs, "--", *(sorted(wanted) if exact else ["archive"]))
+    changes = repo.items("log", "--no-renames", "--diff-filter=AM", "--name-only", "-z", "--format=%x01%H", revs,
+                         "--", *(sorted(wanted) if exact else ["archive"]))
     for item in changes:  # (read as git walks: once every path is found, git is stopped)
         commit, _, files = item.decode("utf-8", "surrogateescape").partition("\0")
         for p in files.split("\0"):
