@@ -1,3 +1,3 @@
-from strata_git.app.cli import main
+from strata_git.app.cli import run
 
-raise SystemExit(main())
+run()

@@ -254,6 +254,7 @@ def cmd_archive(args: argparse.Namespace) -> int:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
+    from strata_git.app.vault import Vault
     from strata_git.ops.sync import early
 
     say = None
@@ -261,7 +262,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
         def say(text: str) -> None:
             print(f"{text}...", file=sys.stderr)
     try:
-        vault = _vault()
+        vault = Vault.open(".", early.found("."))  # (the repository the early fetch found, if it started)
         r = vault.sync(args.remote, dry_run=args.dry_run, progress=say)
     finally:
         early.stop()  # (the fetch the command line started, if a round refused before taking it)

@@ -52,8 +52,9 @@ class Vault:
         self.watch: Watch | None = None  # set by watch_files() in a long-running process
 
     @classmethod
-    def open(cls, path: str = ".") -> Vault:
-        repo = discover(path)
+    def open(cls, path: str = ".", repo: Repo | None = None) -> Vault:
+        """The memory repository at `path` (or `repo`, found there already)."""
+        repo = repo or discover(path)
         if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
             raise NotFound(f"{repo.root} is a git repository but not a memory repository",
                            f"run `git strata init {repo.root}`")

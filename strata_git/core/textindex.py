@@ -22,6 +22,7 @@ types can be FTS5 syntax.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -35,9 +36,22 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-
 # A CJK run is its own token even when a Latin word touches it ("heron项目" -> "heron", "项目").
 # Pictographs: emoji and the older symbol blocks they grew from.
 _PICTO = "\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff"
-_TOKEN = re.compile(f"[{_CJK}]+|[{_PICTO}]|[^\\W_{_CJK}]+", re.UNICODE)
-_PICTO_CHAR = re.compile(f"[{_PICTO}]")
-_CJK_RUN = re.compile(f"^[{_CJK}]")
+# Text that is ASCII once folded (most of it) holds no CJK and no pictograph, so the full pattern
+# finds in it exactly `_ASCII_TOKEN`'s words. The patterns with the large classes are compiled on
+# first need: compiling them took about 10 ms of every process that indexes or searches a memory.
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+@functools.cache
+def _unicode() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(a token, a pictograph, the start of a CJK run): the patterns for text that is not ASCII."""
+    return (re.compile(f"[{_CJK}]+|[{_PICTO}]|[^\\W_{_CJK}]+", re.UNICODE), re.compile(f"[{_PICTO}]"),
+            re.compile(f"^[{_CJK}]"))
+
+
+def _cjk_start(word: str) -> bool:
+    """Whether `word` starts with a Han, kana or Hangul character."""
+    return not word.isascii() and _unicode()[2].match(word) is not None
 MAX_QUERY_TERMS = 32
 MAX_TOKEN_CHARS = 64
 # English stop words (the common NLTK list, which bm25s and most BM25 setups use), plus the
@@ -58,14 +72,18 @@ _STEMMER.maxCacheSize = 100_000  # distinct words of a large memory repository; 
 
 def tokens(text: str) -> list[str]:
     """Surface tokens of `text`, in order (duplicates kept)."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    if folded.isascii():
+        return [word for word in _ASCII_TOKEN.findall(folded) if len(word) <= MAX_TOKEN_CHARS]
+    token, picto, cjk = _unicode()
     out: list[str] = []
-    for word in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
+    for word in token.findall(folded):
         if word.isascii():  # (most words: neither a pictograph nor CJK, so no regex asked)
             if len(word) <= MAX_TOKEN_CHARS:
                 out.append(word)
-        elif _PICTO_CHAR.match(word):
+        elif picto.match(word):
             out.append(f"u{ord(word):x}")
-        elif _CJK_RUN.match(word):
+        elif cjk.match(word):
             out.extend(word[i:i + 2] for i in range(max(1, len(word) - 1)))
         elif len(word) <= MAX_TOKEN_CHARS:
             out.append(word)
@@ -81,7 +99,7 @@ _MAX_TERMS = 500_000
 def _term(token: str) -> str:
     found = _TERMS.get(token)
     if found is None:
-        found = "" if token in STOPWORDS else token if _CJK_RUN.match(token) else _STEMMER.stemWord(token)
+        found = "" if token in STOPWORDS else token if _cjk_start(token) else _STEMMER.stemWord(token)
         if len(_TERMS) < _MAX_TERMS:
             _TERMS[token] = found
     return found
@@ -94,7 +112,7 @@ def terms(surface: Iterable[str]) -> list[str]:
 
 def _chars(token: str) -> tuple[str, ...]:
     """The characters a CJK piece adds to the index (none for any other token)."""
-    return tuple(token) if len(token) == 2 and _CJK_RUN.match(token) else ()
+    return tuple(token) if len(token) == 2 and _cjk_start(token) else ()
 
 
 def index_terms(surface: Iterable[str]) -> list[str]:
@@ -165,7 +183,7 @@ def query_terms(query: str) -> list[str]:
 def prefixable(term: str) -> bool:
     """Whether a query term no memory holds may be looked for as a word's start ("cockroach" finds
     "CockroachDB"): a word of MIN_PREFIX characters or more, not CJK (whose pieces are matched)."""
-    return len(term) >= MIN_PREFIX and not _CJK_RUN.match(term) and not _PICTO_TERM.match(term)
+    return len(term) >= MIN_PREFIX and not _cjk_start(term) and not _PICTO_TERM.match(term)
 
 
 def expression(terms: list[str]) -> str:

@@ -261,6 +261,17 @@ class Repo(NamedTuple):
         found = _read_head(self.git_dir)
         return found if found is not None else self.head()
 
+    def branch_quick(self) -> str | None:
+        """The branch HEAD names, read from .git/HEAD (no git process); None for a detached HEAD
+        and wherever the file cannot say (a reftable's HEAD names `.invalid`): ask git then."""
+        try:
+            with open(os.path.join(self.git_dir, "HEAD"), encoding="utf-8") as f:
+                value = f.read().strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        branch = value[len("ref: refs/heads/"):] if value.startswith("ref: refs/heads/") else ""
+        return branch if branch and branch != ".invalid" else None
+
     def head(self) -> str | None:
         proc = run(["rev-parse", "-q", "--verify", "HEAD^{commit}"], self.root, check=False)
         return proc.stdout.decode().strip() if proc.returncode == 0 else None

@@ -77,7 +77,7 @@ def refuse_unless_settled(repo: Repo, doing: str = "run the janitor") -> None:
                          ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert")):
         if os.path.exists(os.path.join(repo.git_dir, marker)):
             raise Refused(f"refusing to {doing} during {what}", "finish or abort it first")
-    if not repo.ok("symbolic-ref", "-q", "HEAD"):
+    if repo.branch_quick() is None and not repo.ok("symbolic-ref", "-q", "HEAD"):
         raise Refused(f"refusing to {doing} on a detached HEAD", "check out a branch first")
 
 

@@ -313,3 +313,28 @@ def test_concurrent_writers_lose_nothing(mem: Path):
     for i in range(6):
         assert git(mem, "show", f"HEAD:active/projects/p{i}.md").stdout == f"writer {i}\n".encode()
     assert git(mem, "status", "--porcelain").stdout == b""
+
+
+@pytest.mark.parametrize("handler", [False, True])
+def test_the_command_skips_the_interpreters_teardown_only_when_nothing_is_left_to_run(tmp_path: Path, handler: bool):
+    """`git-strata` (cli.run) ends the process at once after main() when no exit handler is
+    registered and no other thread runs (an object left for the teardown is never freed); an exit
+    handler someone registered still runs, with the teardown. The output is whole either way."""
+    import subprocess
+    import sys
+
+    ran = tmp_path / "ran"
+    register = f"atexit.register(lambda: open({str(ran)!r}, 'w').write('ran'))" if handler else "pass"
+    script = ("import atexit, sys\n"
+              f"{register}\n"
+              "class Left:\n"
+              "    def __del__(self, say=sys.stderr.write): say('freed\\n')\n"
+              "left = Left()\n"
+              "sys.argv = ['git-strata', '--version']\n"
+              "from strata_git.app import cli\n"
+              "cli.run()\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("git-strata ") and proc.stdout.endswith("\n")
+    assert ran.exists() == handler
+    assert ("freed" in proc.stderr) == handler

@@ -48,9 +48,11 @@ def test_the_command_line_fetches_once_before_the_round_reads_the_remote(pair, t
     assert (Path(here.repo.root) / "active/projects/koda.md").read_text() == "# Koda\n\nsecond\n"
     ran = _builtins(trace)
     assert ran.count("fetch") == 1, ran
-    # started before the round read the remote's url (its where(), the last `git config`), so
-    # beside everything after it
-    assert ran.index("fetch") < len(ran) - 1 - ran[::-1].index("config"), ran
+    # started once the repository, the remote's url and the refs from before it were read, and the
+    # round asks git none of that again: it runs beside everything after it
+    assert ran[:4] == ["rev-parse", "config", "for-each-ref", "fetch"], ran
+    assert ran.count("config") == 1 and "symbolic-ref" not in ran, ran
+    assert trace.read_text().count("--show-toplevel") == 1
 
 
 def test_an_early_fetch_of_another_remote_is_stopped_and_the_round_fetches_its_own(pair, tmp_path: Path):

@@ -115,3 +115,21 @@ def test_a_word_in_every_memory_is_not_scored_beside_a_word_that_counts(vault, m
     assert [h.name for h in hits] == ["notes/rare"] and hits[0].coverage == 1.0
     assert hits[0].score == vault.search("quokka")[0].score < both[0][1]  # the rare word's part alone
     assert len(vault.search("koda")) == 9  # alone, the word is still searched
+
+
+def test_ascii_text_is_split_as_the_full_unicode_pattern_splits_it():
+    """Folded text that is ASCII skips the pattern with the CJK and pictograph classes: every ASCII
+    character, and strings of them mixed with letters that fold to ASCII, split the same both ways."""
+    import random
+    import unicodedata
+
+    full = textindex._unicode()[0]
+    rng = random.Random(7)
+    alphabet = [chr(i) for i in range(128)] + list("ＫKﬁ")  # fullwidth K, Kelvin sign, ligature: ASCII once folded
+    samples = ["".join(chr(i) for i in range(128)), "x" * 65 + " y" * 3, *(
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(3000))]
+    for text in samples:
+        folded = unicodedata.normalize("NFKC", text).lower()
+        assert folded.isascii()
+        assert textindex.tokens(text) == [w for w in full.findall(folded) if len(w) <= textindex.MAX_TOKEN_CHARS]
+    assert textindex.tokens("Heron项目 🎉 Café") == ["heron", "项目", "u1f389", "café"]  # the other way still

@@ -22,13 +22,15 @@ from strata_git.core import config, contract
 from strata_git.errors import StrataError
 from strata_git.gitio import git
 from strata_git.gitio.git import Repo
-from strata_git.ops.sync.remotes import where
+from strata_git.ops.sync.remotes import Where, where
 
 TRACKING = "refs/remotes/{remote}/"
 
 
 class Started(NamedTuple):
-    git_dir: str
+    path: str  # the folder it was started from, absolute
+    repo: Repo
+    where: Where  # what the clone's git config says of the remote (the round reads it once)
     args: tuple[str, ...]
     tracking: str | None  # the tracking branch's commit before the fetch (None: there was none)
     shadow: dict[str, str]  # records.refs() before the fetch
@@ -36,16 +38,6 @@ class Started(NamedTuple):
 
 
 _started: Started | None = None
-
-
-def branch_named(repo: Repo) -> str | None:
-    """The branch HEAD names, read from its file (no git process), or None when it names none."""
-    try:
-        with open(os.path.join(repo.git_dir, "HEAD"), encoding="utf-8") as f:
-            value = f.read().strip()
-    except OSError:
-        return None
-    return value[len("ref: refs/heads/"):] if value.startswith("ref: refs/heads/") else None
 
 
 def fetch_args(remote: str) -> list[str]:
@@ -89,17 +81,29 @@ def start(path: str, remote: str | None) -> None:
     stop()
     try:
         repo = git.discover(path)
-        branch = branch_named(repo)
+        branch = repo.branch_quick()
         if branch is None or not os.path.isfile(os.path.join(repo.root, contract.CONFIG_PATH)):
             return
         # Only a remote this clone's git config names (as the round checks): a name from the shared
         # config or the command line is never handed to git unchecked ("--upload-pack=...").
-        name = where(repo, remote or config.load(repo.root, repo.state_dir()).sync_remote).remote
-        tracking, shadow = before_fetch(repo, tracking_ref(name, branch))
-        args = fetch_args(name)
-        _started = Started(repo.git_dir, tuple(args), tracking, shadow, git.start(args, repo.root))
+        w = where(repo, remote or config.load(repo.root, repo.state_dir()).sync_remote)
+        tracking, shadow = before_fetch(repo, tracking_ref(w.remote, branch))
+        args = fetch_args(w.remote)
+        _started = Started(os.path.abspath(path), repo, w, tuple(args), tracking, shadow, git.start(args, repo.root))
     except (StrataError, OSError, ValueError):
         return
+
+
+def found(path: str) -> Repo | None:
+    """The repository an early fetch started from `path` found (the round need not ask git again)."""
+    return _started.repo if _started is not None and _started.path == os.path.abspath(path) else None
+
+
+def where_of(repo: Repo, remote: str) -> Where | None:
+    """What the early fetch read of `remote` in `repo`'s git config, or None if it read no such thing."""
+    if _started is not None and _started.repo.git_dir == repo.git_dir and _started.where.remote == remote:
+        return _started.where
+    return None
 
 
 def take(repo: Repo, args: list[str]) -> Started | None:
@@ -107,7 +111,7 @@ def take(repo: Repo, args: list[str]) -> Started | None:
     waits for it); else None, and any other early fetch is stopped."""
     global _started
     found, _started = _started, None
-    if found is not None and (found.git_dir, found.args) == (repo.git_dir, tuple(args)):
+    if found is not None and (found.repo.git_dir, found.args) == (repo.git_dir, tuple(args)):
         return found
     if found is not None:
         _stop(found)
