@@ -65,12 +65,12 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _handler(path: str) -> Callable[[argparse.Namespace], Any]:
+def _handler(path: str) -> Callable[..., Any]:
     """The function a dotted path names, its module imported now (the table names handlers lazily)."""
     import importlib
 
     module, _, name = path.rpartition(".")
-    handler: Callable[[argparse.Namespace], Any] = getattr(importlib.import_module(module), name)
+    handler: Callable[..., Any] = getattr(importlib.import_module(module), name)
     return handler
 
 
@@ -100,14 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from strata_git.app.commands import BY_NAME
 
-    args = _parser(argv[0] if argv and argv[0] in BY_NAME else None).parse_args(argv)
-    first = BY_NAME[args.command].first
-
-    def call() -> int:
-        if first:
-            _handler(first)(args)
-        return int(_handler(args.handler)(args))
-    return _run(call, as_json=args.json)
+    command = BY_NAME.get(argv[0]) if argv else None
+    if command is not None and command.first:
+        _handler(command.first)(argv[1:])
+    args = _parser(command.name if command else None).parse_args(argv)
+    return _run(lambda: int(_handler(args.handler)(args)), as_json=args.json)
 
 
 def run() -> NoReturn:

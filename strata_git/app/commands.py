@@ -22,8 +22,9 @@ class Command(NamedTuple):
     help: str  # the one-line help and the description of `git strata NAME -h`
     handler: str  # "module.function": takes the parsed arguments, returns the exit code
     args: tuple[Arg, ...] = ()
-    # "module.function" the command line calls with the parsed arguments before it imports the
-    # handler's module: what waits on something else (a sync's fetch) starts there, beside the loading.
+    # "module.function" the command line calls with the arguments as typed (after the command's
+    # name), before it builds the parser or imports the handler's module: what waits on something
+    # else (a sync's fetch) starts there, beside the loading. It must never fail or print.
     first: str = ""
 
 

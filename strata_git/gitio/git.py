@@ -549,11 +549,18 @@ def require_identity(cwd: str) -> None:
                       "git config --global user.email you@example.com")
 
 
+DISCOVER = ["rev-parse", "--show-toplevel", "--absolute-git-dir"]  # what discover() asks git, from the folder
+
+
 def discover(path: str = ".") -> Repo:
     """The repository containing `path`; NotFound outside any work tree."""
     if not os.path.isdir(path):
         raise NotFound(f"{path}: no such folder", "give the folder of a memory repository")
-    proc = run(["rev-parse", "--show-toplevel", "--absolute-git-dir"], path, check=False)
+    return discovered(path, run(DISCOVER, path, check=False))
+
+
+def discovered(path: str, proc: subprocess.CompletedProcess[bytes]) -> Repo:
+    """discover()'s answer from git's answer to DISCOVER asked from `path` (here or by the caller)."""
     if proc.returncode != 0:
         raise NotFound(f"{os.path.abspath(path)} is not inside a git repository",
                        "run `git strata init` to make it a memory repository")

@@ -158,3 +158,23 @@ def test_a_remote_name_that_is_an_option_runs_nothing(pair, tmp_path: Path, thro
     proc = strata(root, *args)
     assert proc.returncode == 1 and b"no remote named" in proc.stderr, proc.stderr
     assert not planted.exists()
+
+
+@pytest.mark.parametrize(("typed", "remote"), [
+    ([], "origin"), (["--json"], "origin"), (["--remote", "second", "--dry-run"], "second"),
+    (["--remote=second"], "second"), (["--rem", "second"], None), (["--remote"], None),
+    (["--remote", "--json"], None), (["-h"], None), (["--frobnicate"], None)])
+def test_the_fetch_starts_before_the_parser_only_for_arguments_it_takes_as_they_are(pair, tmp_path: Path,
+                                                                                      monkeypatch, typed, remote):
+    """What argparse would read otherwise (an abbreviation, a missing value, help, an unknown
+    option) starts nothing: the parser says what is wrong, or the round fetches by itself."""
+    here, _ = pair
+    root = Path(here.repo.root)
+    git(root, "remote", "add", "second", str(tmp_path / "mem.git"))
+    monkeypatch.chdir(root)
+    early.begin(typed)
+    started = early._started
+    early.stop()
+    assert (started.where.remote if started else None) == remote
+    if started:
+        assert started.repo.git_dir == here.repo.git_dir and started.where.url == str(tmp_path / "mem.git")

@@ -2,10 +2,11 @@
 
 A sync round waits on the network for most of its time, and before this module the fetch began
 only after the interpreter had loaded the command's modules and the round had made its checks:
-about 95 ms into a round whose fetch takes 50 (bench/sync.py). The command line now calls
-`begin` as soon as it has parsed `git strata sync`'s arguments (commands.py: `first`), and the
-round `take`s that fetch when it asks the same remote for the same refs; otherwise the early
-fetch is stopped and the round fetches as before.
+about 95 ms into a round whose fetch takes 50 (bench/sync.py). The command line now calls `begin`
+with `git strata sync`'s arguments before it even builds its parser (commands.py: `first`), and
+the round `take`s that fetch when it asks the same remote for the same refs; otherwise the early
+fetch is stopped and the round fetches as before. The round also takes what the start read: the
+repository, and what the clone's git config says of the remote.
 
 A fetch only writes remote-tracking refs and objects, so it may run before the repository lock
 is held, as the round's own fetch already ran beside its checks and recovery. What the round
@@ -22,7 +23,8 @@ from strata_git.core import config, contract
 from strata_git.errors import StrataError
 from strata_git.gitio import git
 from strata_git.gitio.git import Repo
-from strata_git.ops.sync.remotes import Where, where
+from strata_git.ops.sync import remotes
+from strata_git.ops.sync.remotes import Where
 
 TRACKING = "refs/remotes/{remote}/"
 
@@ -67,9 +69,24 @@ def before_fetch(repo: Repo, tracking: str) -> tuple[str | None, dict[str, str]]
     return refs(repo, [tracking]).get(tracking), records.refs(repo)
 
 
-def begin(args: object) -> None:
-    """`start` for `git strata sync`'s parsed arguments (the command table calls it first)."""
-    start(".", getattr(args, "remote", None))
+def begin(argv: list[str]) -> None:
+    """`start` for `git strata sync`'s arguments as typed, before the parser is built (the command
+    table calls it first), when they are all ones the parser takes as they are: `--remote NAME`,
+    `--remote=NAME`, `--dry-run` and `--json`. For anything else the parser says what is wrong, or
+    the round fetches by itself."""
+    remote = None
+    rest = list(argv)
+    while rest:
+        given = rest.pop(0)
+        if given in ("--json", "--dry-run"):
+            continue
+        if given == "--remote" and rest and not rest[0].startswith("-"):
+            remote = rest.pop(0)
+        elif given.startswith("--remote=") and len(given) > len("--remote="):
+            remote = given[len("--remote="):]
+        else:
+            return
+    start(".", remote)
 
 
 def start(path: str, remote: str | None) -> None:
@@ -80,14 +97,22 @@ def start(path: str, remote: str | None) -> None:
     global _started
     stop()
     try:
-        repo = git.discover(path)
+        # The repository, its remotes and its remote-tracking branches, asked of git at once.
+        asked = [git.start(a, path, stdout=subprocess.PIPE) for a in (
+            git.DISCOVER, remotes.config_args(None), ["for-each-ref", "--format=%(refname) %(objectname)",
+                                                       "refs/remotes/"])]
+        from strata_git.store import records  # (loaded while git answers)
+
+        found, config_out, tracking_out = (git.finish(proc) for proc in asked)
+        repo = git.discovered(path, found)
         branch = repo.branch_quick()
         if branch is None or not os.path.isfile(os.path.join(repo.root, contract.CONFIG_PATH)):
             return
         # Only a remote this clone's git config names (as the round checks): a name from the shared
         # config or the command line is never handed to git unchecked ("--upload-pack=...").
-        w = where(repo, remote or config.load(repo.root, repo.state_dir()).sync_remote)
-        tracking, shadow = before_fetch(repo, tracking_ref(w.remote, branch))
+        w = remotes.read(remote or config.load(repo.root, repo.state_dir()).sync_remote, config_out.stdout)
+        listed = dict(line.split(" ", 1) for line in tracking_out.stdout.decode().split("\n") if " " in line)
+        tracking, shadow = listed.get(tracking_ref(w.remote, branch)), records.refs(repo)
         args = fetch_args(w.remote)
         _started = Started(os.path.abspath(path), repo, w, tuple(args), tracking, shadow, git.start(args, repo.root))
     except (StrataError, OSError, ValueError):

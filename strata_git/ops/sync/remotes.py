@@ -19,12 +19,22 @@ class Where(NamedTuple):
     mirrors: list[str]  # `git config --add strata.mirror NAME`: per clone, like credentials
 
 
+def config_args(remote: str | None) -> list[str]:
+    """The git call where() reads: about `remote`, or about every remote for None."""
+    url = re.escape(remote) if remote is not None else ".*"
+    return ["config", "-z", "--get-regexp",
+            rf"^(remote\.{url}\.url|remote\..*\.promisor|extensions\.partialclone|strata\.mirror)$"]
+
+
 def where(repo: Repo, remote: str) -> Where:
     """The remote's url, whether this clone is partial, and its mirrors."""
-    pattern = rf"^(remote\.{re.escape(remote)}\.url|remote\..*\.promisor|extensions\.partialclone|strata\.mirror)$"
-    out = repo.git("config", "-z", "--get-regexp", pattern, check=False).decode("utf-8", "surrogateescape")
+    return read(remote, repo.git(*config_args(remote), check=False))
+
+
+def read(remote: str, out: bytes) -> Where:
+    """where() from git's answer to config_args(remote), or to config_args(None)."""
     found: dict[str, list[str]] = {}
-    for item in filter(None, out.split("\0")):
+    for item in filter(None, out.decode("utf-8", "surrogateescape").split("\0")):
         key, _, value = item.partition("\n")
         found.setdefault(key.lower() if not key.startswith("remote.") else key, []).append(value)
     url = found.get(f"remote.{remote}.url")
