@@ -112,6 +112,8 @@ def run() -> NoReturn:
     (freeing every module's objects: 10-15 ms of a sync or a hook, bench/sync.py) when nothing is
     left for it to do: its output flushed, no other thread, no exit handler registered. Every file
     and the catalog are written and committed before main() returns."""
+    import atexit
+
     code = main()
     try:
         sys.stdout.flush()
@@ -119,7 +121,7 @@ def run() -> NoReturn:
     except (OSError, ValueError):  # a closed pipe or stream: the usual exit says so as it always did
         sys.exit(code)
     threading = sys.modules.get("threading")
-    handlers = getattr(__import__("atexit"), "_ncallbacks", lambda: 1)()
+    handlers = getattr(atexit, "_ncallbacks", lambda: 1)()  # (CPython's count; elsewhere the usual exit)
     if handlers == 0 and (threading is None or threading.active_count() == 1):
         os._exit(code)
     sys.exit(code)

@@ -55,10 +55,17 @@ def tracking_ref(remote: str, branch: str) -> str:
     return TRACKING.format(remote=remote) + branch
 
 
+LIST_REFS = ["for-each-ref", "--format=%(refname) %(objectname)"]  # then the refs or prefixes
+
+
+def listed(out: bytes) -> dict[str, str]:
+    """{ref: commit} from git's answer to LIST_REFS."""
+    return dict(line.split(" ", 1) for line in out.decode().split("\n") if line)
+
+
 def refs(repo: Repo, names: list[str]) -> dict[str, str]:
     """{ref: commit} of those of `names` that exist, in one git call."""
-    out = repo.git("for-each-ref", "--format=%(refname) %(objectname)", *names).decode().split("\n")
-    found = dict(line.split(" ", 1) for line in out if line)
+    found = listed(repo.git(*LIST_REFS, *names))
     return {ref: oid for ref, oid in found.items() if ref in names}
 
 
@@ -98,9 +105,8 @@ def start(path: str, remote: str | None) -> None:
     stop()
     try:
         # The repository, its remotes and its remote-tracking branches, asked of git at once.
-        asked = [git.start(a, path, stdout=subprocess.PIPE) for a in (
-            git.DISCOVER, remotes.config_args(None), ["for-each-ref", "--format=%(refname) %(objectname)",
-                                                       "refs/remotes/"])]
+        asked = [git.start(a, path, stdout=subprocess.PIPE)
+                 for a in (git.DISCOVER, remotes.config_args(None), [*LIST_REFS, "refs/remotes/"])]
         from strata_git.store import records  # (loaded while git answers)
 
         found, config_out, tracking_out = (git.finish(proc) for proc in asked)
@@ -111,8 +117,7 @@ def start(path: str, remote: str | None) -> None:
         # Only a remote this clone's git config names (as the round checks): a name from the shared
         # config or the command line is never handed to git unchecked ("--upload-pack=...").
         w = remotes.read(remote or config.load(repo.root, repo.state_dir()).sync_remote, config_out.stdout)
-        listed = dict(line.split(" ", 1) for line in tracking_out.stdout.decode().split("\n") if " " in line)
-        tracking, shadow = listed.get(tracking_ref(w.remote, branch)), records.refs(repo)
+        tracking, shadow = listed(tracking_out.stdout).get(tracking_ref(w.remote, branch)), records.refs(repo)
         args = fetch_args(w.remote)
         _started = Started(os.path.abspath(path), repo, w, tuple(args), tracking, shadow, git.start(args, repo.root))
     except (StrataError, OSError, ValueError):
