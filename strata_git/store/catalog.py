@@ -34,6 +34,7 @@ from strata_git.core.memory import UNSAFE_TO_DISPLAY
 from strata_git.core.names import SUFFIX, TIERS, refusal
 from strata_git.errors import StrataError, Unavailable
 from strata_git.gitio.git import Repo
+from strata_git.store import toplists
 
 if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch
@@ -81,7 +82,7 @@ CREATE VIRTUAL TABLE docs USING fts5(body, title, tags, content = '', tokenize =
 -- out compress about 4:1). An archived row's are recomputed from its record instead.
 CREATE TABLE live_docs (id INTEGER PRIMARY KEY, cols BLOB NOT NULL);
 CREATE VIRTUAL TABLE docs_vocab USING fts5vocab(docs, 'row');
-""" + _FOLDERS
+""" + _FOLDERS + "".join(f"\n{statement};" for statement in toplists.SCHEMA)
 SEARCHED = ("active", "cooled")  # indexed from disk; archive/ from its records, present or pruned
 
 
@@ -348,6 +349,7 @@ def _upsert(db: sqlite3.Connection, rows: list[tuple[tuple, tuple | None]]) -> N
     db.executemany("INSERT OR REPLACE INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (row for row, _ in rows))
     docs = [(row[-1], *doc) for row, doc in rows if doc is not None]
     db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", docs)
+    toplists.added(db, docs)
     db.executemany("INSERT INTO live_docs VALUES (?, ?)", ((d[0], pack(d[1:])) for d in docs))
 
 
@@ -378,13 +380,15 @@ def _forget_docs(db: sqlite3.Connection, paths: Iterable[str], held: dict[str, i
         chunk = ids[start:start + 500]
         kept += db.execute(f"SELECT id, cols FROM live_docs WHERE id IN ({','.join('?' * len(chunk))})",
                            chunk).fetchall()
-    db.executemany("INSERT INTO docs (docs, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)",
-                   ((i, *unpack(cols)) for i, cols in kept))
+    gone = [(i, *unpack(cols)) for i, cols in kept]
+    db.executemany("INSERT INTO docs (docs, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)", gone)
+    toplists.removed(db, gone)
     db.executemany("DELETE FROM live_docs WHERE id = ?", ((i,) for i, _ in kept))
 
 
 def reinsert_live(db: sqlite3.Connection) -> None:
-    """Index the live rows again from what live_docs keeps (after a 'delete-all')."""
+    """Index the live rows again from what live_docs keeps (after a 'delete-all', which drops the
+    word lists: toplists.clear)."""
     db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)",
                    ((i, *unpack(cols)) for i, cols in db.execute("SELECT id, cols FROM live_docs").fetchall()))
 

@@ -24,7 +24,7 @@ from strata_git.core import contract, entries, names, textindex
 from strata_git.errors import BadName
 from strata_git.gitio import safefs
 from strata_git.gitio.git import Repo
-from strata_git.store import catalog, shadow
+from strata_git.store import catalog, shadow, toplists
 
 if TYPE_CHECKING:
     from strata_git.gitio.watch import Watch
@@ -37,7 +37,7 @@ FUSED = 50  # hits of each kind fused in mode "both": a memory outside both list
 MAX_QUERY_CHARS = 100_000
 MAX_LIMIT = 1000
 # bm25 column weights, in the full-text table's column order: body, title, tags (and type).
-WEIGHTS = (1.0, 5.0, 3.0)
+WEIGHTS = toplists.WEIGHTS
 
 
 class Hit(NamedTuple):
@@ -88,6 +88,7 @@ def check(query: object, tier: str | None, limit: int, rank: str) -> str:
 class Weighed(NamedTuple):
     terms: list[tuple[str, float, float]]  # (term, bm25 scale, Lucene idf it covers) of the terms some memory holds
     idf: float  # the query's whole Lucene idf, its terms no memory holds included (counted as held by none)
+    held: tuple[int, ...] = ()  # how many memories each of `terms` is in
 
 
 K1 = 1.2  # FTS5 bm25()'s
@@ -107,9 +108,13 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> Weighed:
     total = indexed_count(db)
     found: list[tuple[str, int, int, float]] = []  # (term, memories it finds, FTS5's count, share of its score)
     unheld = 0
+    lists = toplists.listed(db, terms)
     for t in terms:
-        row = db.execute("SELECT doc FROM docs_vocab WHERE term = ?", (t,)).fetchone()
-        n = row[0] if row else 0
+        if t in lists:  # (a count of its own: FTS5's vocabulary walks every memory a word is in)
+            n = lists[t][2]
+        else:
+            row = db.execute("SELECT doc FROM docs_vocab WHERE term = ?", (t,)).fetchone()
+            n = row[0] if row else 0
         # A word held or not is also looked for as the start of longer ones ("cockroach" finds
         # "CockroachDB"): in place of itself when no memory holds it, else beside it at a share.
         longer, words = _longer(db, t, held=n > 0) if textindex.prefixable(t) else (0, 0)
@@ -124,8 +129,9 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> Weighed:
     if any(n > total for _, n, _, _ in found):  # counts not yet written (in a transaction), or summed: count rows
         total = max(total, db.execute("SELECT (SELECT count(*) FROM live_docs) + (SELECT count(*) FROM archived)"
                                       ).fetchone()[0])
-    out, most = [], []
+    out, most, held = [], [], []
     for term, n, counted, share in found:
+        held.append(n)
         n, counted = min(n, total), min(counted, total)
         classic = math.log((total - counted + 0.5) / (counted + 0.5))  # what FTS5's bm25() scaled by
         idf = math.log(1 + (total - n + 0.5) / (n + 0.5))
@@ -135,8 +141,10 @@ def idf_weights(db: sqlite3.Connection, terms: list[str]) -> Weighed:
     # A word in (nearly) every memory can add no visible part of a point to any score, yet scoring
     # it walks every memory (1.5 s at a million): it is left out when another word of the query
     # counts, and taken as held by every memory (out of the coverage's whole too).
-    out = [t for t, m in zip(out, most, strict=True) if m >= NO_PART] or out
-    return Weighed(out, sum(i for _, _, i in out) + unheld * math.log(1 + (total + 0.5) / 0.5))
+    kept = [i for i, m in enumerate(most) if m >= NO_PART] or list(range(len(out)))
+    out = [out[i] for i in kept]
+    return Weighed(out, sum(i for _, _, i in out) + unheld * math.log(1 + (total + 0.5) / 0.5),
+                   tuple(held[i] for i in kept))
 
 
 def _longer(db: sqlite3.Connection, term: str, held: bool) -> tuple[int, int]:
@@ -144,7 +152,8 @@ def _longer(db: sqlite3.Connection, term: str, held: bool) -> tuple[int, int]:
     For a held word, counted only until past what a longer word is looked for with (more than
     MAX_LONGER_MEMORIES memories or MAX_LONGER words): each word's count walks its postings, and
     at a million memories a short word starts words that hundreds of thousands hold."""
-    rows = db.execute("SELECT doc FROM docs_vocab WHERE term > ? AND term < ?", (term, term + "\uffff"))
+    # (from the first word after `term`, which no word lies between: `term > ?` walks its memories first)
+    rows = db.execute("SELECT doc FROM docs_vocab WHERE term >= ? AND term < ?", (term + "\x01", term + "\uffff"))
     memories = words = 0
     for (doc,) in rows:
         memories, words = memories + doc, words + 1
@@ -156,25 +165,15 @@ def _longer(db: sqlite3.Connection, term: str, held: bool) -> tuple[int, int]:
 def indexed_count(db: sqlite3.Connection) -> int:
     """N as FTS5's bm25() counts it: the first varint of its averages record (data row 1), read in
     microseconds where a count of the rows takes milliseconds at 50,000 memories."""
-    row = db.execute("SELECT block FROM docs_data WHERE id = 1").fetchone()
-    value = 0
-    block: bytes = row[0] if row and row[0] else b""
-    for i, byte in enumerate(block):  # SQLite's varint: 7 bits a byte, big-endian
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            return value
-    return 0
+    return toplists.stats(db).memories
 
 
 # Every tier in one query: each term's bm25 (one single-phrase MATCH per term, scaled by its idf
 # weight) summed per memory, then each hit is found either among the live memories or among the
 # archived ones (an id is in exactly one of them). Ties: by name, then tier. Without filters only
 # the best `limit` scores (and any tied with the last of them) are looked up, not every match.
-_SQL = """
-WITH hit AS MATERIALIZED (SELECT id, sum(s) AS score, sum(c) AS covered FROM ({terms}) GROUP BY id),
-     best AS (SELECT id, score, covered FROM hit {cut})
+_HIT = "WITH hit AS MATERIALIZED (SELECT id, sum(s) AS score, sum(c) AS covered FROM ({terms}) GROUP BY id)"
+_ROWS = """
 SELECT coalesce(m.tier, 'archive'), coalesce(m.name, substr(a.path, 9)), coalesce(m.title, a.title),
        coalesce(m.type, a.type), best.score, a.preview, a.commit_id, a.blob, coalesce(m.project, a.project),
        best.covered / ?
@@ -183,24 +182,59 @@ FROM best LEFT JOIN memories m ON m.id = best.id AND m.tier IN ('active', 'coole
 WHERE (m.path IS NOT NULL OR a.path IS NOT NULL) {where}
 ORDER BY best.score, 2, 1 LIMIT ?
 """
+_SQL = _HIT + ", best AS (SELECT id, score, covered FROM hit {cut})" + _ROWS
 _CUT = "WHERE score <= coalesce((SELECT score FROM hit ORDER BY score LIMIT 1 OFFSET ?), 0)"
+# One term's scores (FTS5's `rank` column, not a bm25() call: an auxiliary function cannot run
+# inside a compound select).
+_PART = (f"SELECT rowid AS id, rank * ? AS s, ? AS c FROM docs WHERE docs MATCH ? "
+         f"AND rank MATCH 'bm25({', '.join(map(str, WEIGHTS))})'")
+_LISTED = "WITH best AS (SELECT id, score, covered FROM temp.listed_best)" + _ROWS
+
+
+def _terms_sql(weighed: list[tuple[str, float, float]]) -> tuple[str, list]:
+    return (" UNION ALL ".join([_PART] * len(weighed)),
+            [v for t, w, idf in weighed for v in (w, idf, textindex.expression([t]))])
 
 
 def _query(db: sqlite3.Connection, terms: list[str], where: list[str], args: list, limit: int) -> list[tuple]:
     weighed = idf_weights(db, terms)
     if not weighed.terms:
         return []
-    # (FTS5's `rank` column, not a bm25() call: an auxiliary function cannot run inside a compound select)
-    part = (f"SELECT rowid AS id, rank * ? AS s, ? AS c FROM docs WHERE docs MATCH ? "
-            f"AND rank MATCH 'bm25({', '.join(map(str, WEIGHTS))})'")
-    sql = _SQL.format(terms=" UNION ALL ".join([part] * len(weighed.terms)), cut="" if where else _CUT,
-                      where="".join(f" AND {w}" for w in where))
-    values = [v for t, w, idf in weighed.terms for v in (w, idf, textindex.expression([t]))]
+    if not where:
+        listed = _from_lists(db, weighed, limit)
+        if listed is not None:
+            return listed
+    parts, values = _terms_sql(weighed.terms)
+    sql = _SQL.format(terms=parts, cut="" if where else _CUT, where="".join(f" AND {w}" for w in where))
     return db.execute(sql, (*values, *(() if where else (limit - 1,)), weighed.idf, *args, limit)).fetchall()
 
 
-_AMONG = """
-WITH hit AS MATERIALIZED (SELECT id, sum(s) AS score, sum(c) AS covered FROM ({terms}) GROUP BY id)
+def _from_lists(db: sqlite3.Connection, weighed: Weighed, limit: int) -> list[tuple] | None:
+    """_query's rows with each word in more than toplists.LONG memories scored from its list, read
+    best first, not by FTS5 from every memory it is in (the other words are FTS5's, as ever); None
+    when the lists cannot answer (then FTS5 does)."""
+    listed = [i for i, ((t, _, _), n) in enumerate(zip(weighed.terms, weighed.held, strict=True))
+              if toplists.listable(t, n)]
+    if not listed or limit > toplists.MAX_LIMIT:
+        return None
+    others = [term for i, term in enumerate(weighed.terms) if i not in listed]
+    known: dict[int, tuple[float, float]] = {}
+    if others:
+        parts, values = _terms_sql(others)
+        known = {i: (-s, c) for i, s, c in db.execute(_HIT.format(terms=parts) + " SELECT id, score, covered FROM hit",
+                                                      values)}
+    found = toplists.best(db, [(weighed.terms[i][0], weighed.terms[i][2]) for i in listed], known, limit,
+                          make=not catalog.hurried())
+    if found is None:
+        return None
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS listed_best (id INTEGER PRIMARY KEY, score REAL, covered REAL)")
+    db.execute("DELETE FROM temp.listed_best")
+    db.executemany("INSERT INTO temp.listed_best VALUES (?, ?, ?)", ((f.doc, -f.score, f.covered) for f in found))
+    rows = db.execute(_LISTED.format(where=""), (weighed.idf, limit)).fetchall()
+    return rows if len(rows) >= min(limit, len(found)) else None  # (a hit with no memory's row: FTS5's answer)
+
+
+_AMONG = _HIT + """
 SELECT t.key, hit.score, hit.covered / ? FROM hit JOIN temp.among t ON t.id = hit.id
 ORDER BY hit.score, t.key LIMIT ?
 """
@@ -215,15 +249,12 @@ def scored_among(db: sqlite3.Connection, terms: list[str], among: Mapping[int, i
     db.execute("CREATE TEMP TABLE IF NOT EXISTS among (id INTEGER PRIMARY KEY, key INTEGER NOT NULL)")
     db.execute("DELETE FROM temp.among")
     db.executemany("INSERT INTO temp.among VALUES (?, ?)", among.items())
-    part = (f"SELECT rowid AS id, rank * ? AS s, ? AS c FROM docs WHERE docs MATCH ? "
-            f"AND rank MATCH 'bm25({', '.join(map(str, WEIGHTS))})'")
-    values = [v for t, w, idf in weighed.terms for v in (w, idf, textindex.expression([t]))]
-    sql = _AMONG.format(terms=" UNION ALL ".join([part] * len(weighed.terms)))
+    parts, values = _terms_sql(weighed.terms)
+    sql = _AMONG.format(terms=parts)
     return db.execute(sql, (*values, weighed.idf, limit)).fetchall()
 
 
-_RANKED = """
-WITH hit AS MATERIALIZED (SELECT id, sum(s) AS score, sum(c) AS covered FROM ({terms}) GROUP BY id)
+_RANKED = _HIT + """
 SELECT id, score, covered / ? FROM hit ORDER BY score LIMIT ?
 """
 
@@ -235,10 +266,8 @@ def scored_within(db: sqlite3.Connection, terms: list[str], among: Mapping[int, 
     weighed = idf_weights(db, terms)
     if not weighed.terms or not among:
         return []
-    part = (f"SELECT rowid AS id, rank * ? AS s, ? AS c FROM docs WHERE docs MATCH ? "
-            f"AND rank MATCH 'bm25({', '.join(map(str, WEIGHTS))})'")
-    values = [v for t, w, idf in weighed.terms for v in (w, idf, textindex.expression([t]))]
-    sql = _RANKED.format(terms=" UNION ALL ".join([part] * len(weighed.terms)))
+    parts, values = _terms_sql(weighed.terms)
+    sql = _RANKED.format(terms=parts)
     first = max(4 * limit, 64)  # the best of the whole index: enough when `among` is most of it
     while True:
         rows = db.execute(sql, (*values, weighed.idf, first)).fetchall()

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from strata_git.core import contract, entries, names, textindex
 from strata_git.gitio.git import Repo
-from strata_git.store import catalog, records
+from strata_git.store import catalog, records, toplists
 
 VERSION = "8"  # of how rows are made from records: another value rebuilds them
 MAX_WARNINGS = 20
@@ -276,8 +276,9 @@ def _insert(db: sqlite3.Connection, made: list[tuple[Row, Columns]]) -> None:
                r.size, r.preview, r.source, _digest(c), r.project)
               for i, ((r, _), c) in enumerate(zip(made, cols, strict=True))]
     db.executemany("INSERT OR REPLACE INTO archived VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", values)
-    db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)",
-                   ((v[0], *c) for v, c in zip(values, cols, strict=True)))
+    docs = [(v[0], *c) for v, c in zip(values, cols, strict=True)]
+    db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", docs)
+    toplists.added(db, docs)
 
 
 def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
@@ -306,6 +307,7 @@ def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
             raise Stale(path)
         db.execute("INSERT INTO docs (docs, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)",
                    (row_id, *cols))
+        toplists.removed(db, [(row_id, *cols)])
         db.execute("DELETE FROM archived WHERE path = ?", (path,))
 
 
@@ -459,6 +461,7 @@ def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     catalog.affordable(len(archived), "the shadow index")
     warnings: list[str] = []
     db.execute("INSERT INTO docs (docs) VALUES ('delete-all')")
+    toplists.clear(db)
     db.execute("DELETE FROM archived")
     catalog.reinsert_live(db)
     commits = (known[1] if known else _commits(repo, head, archived)) if head else {}

@@ -1,0 +1,266 @@
+"""Every memory an often-used word is in, ordered to be read best first.
+
+FTS5 scores every memory a query's word is in before it can say which are best: about 3 µs a
+memory, so 0.3 s for a word in 100,000 of a million. A word in more than LONG memories gets a list
+here the first time a search needs it: each memory the word is in, with what bm25 needs to score it
+(F, the word's occurrences weighted by column; D, the memory's length in words), ordered by the
+word's part of bm25 (`key`) at the average length of the day the list was made. best() reads the
+lists best first and stops as soon as no memory further down can reach those it holds (Fagin's
+threshold algorithm): the answer FTS5's bm25 gives, from the same counts in the same formula.
+
+Every row FTS5 takes in or gives back goes through added() or removed() (catalog.py, shadow.py),
+so a list always holds every memory its word is in; emptying the full-text table drops them all
+(clear()). The lists are derived state, like the rest of the catalog.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+LONG = 200  # a word in more memories than this is scored from its list
+MOST = 250_000  # ... and in at most this many: a list of more costs seconds to make
+MAX_ROWS = 2_000_000  # rows all lists hold at most: the oldest lists go first
+MAX_LIMIT = 100  # hits a search asks for at most to be answered from the lists
+K1, B = 1.2, 0.75  # FTS5 bm25()'s
+WEIGHTS = (1.0, 5.0, 3.0)  # bm25 column weights in the full-text table's order (search.WEIGHTS)
+_COLUMNS = ("body", "title", "tags")
+EPSILON = 1e-9  # relative: a bound this close to a score is not taken as below it
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS top_terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE, "
+    "avgdl REAL NOT NULL, rows INTEGER NOT NULL, made INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS tops (t INTEGER NOT NULL, doc INTEGER NOT NULL, f REAL NOT NULL, "
+    "d INTEGER NOT NULL, key REAL NOT NULL, PRIMARY KEY (t, doc)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS tops_by_key ON tops (t, key DESC)",
+)
+
+
+class Stats(NamedTuple):
+    memories: int  # in the full-text table (FTS5's N)
+    avgdl: float  # their average length in words, every column together
+
+
+def varints(block: bytes) -> list[int]:
+    """SQLite's varints (7 bits a byte, big-endian; the ninth byte all 8) one after another."""
+    out, i = [], 0
+    while i < len(block):
+        value = 0
+        for j in range(9):
+            byte = block[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        out.append(value)
+    return out
+
+
+def stats(db: sqlite3.Connection) -> Stats:
+    """N and the average length as bm25() reads them: FTS5's averages record (data row 1), the
+    row count then each column's total of words."""
+    row = db.execute("SELECT block FROM docs_data WHERE id = 1").fetchone()
+    values = varints(row[0]) if row and row[0] else []
+    if not values or not values[0]:
+        return Stats(0, 0.0)
+    return Stats(values[0], sum(values[1:]) / values[0])
+
+
+def part(f: float, d: int, avgdl: float) -> float:
+    """One word's bm25 part before its idf, exactly as FTS5 computes it (fts5_aux.c)."""
+    return (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)) if avgdl > 0 else 0.0
+
+
+def listable(term: str, count: int) -> bool:
+    """Whether a query word (as search.idf_weights weighs it) is scored from a list. A plain
+    ASCII word only: the index holds it as the text's own token, so its count in a column is how
+    often it occurs there (FTS5's tokenizer splits such text exactly at its spaces)."""
+    return LONG < count <= MOST and term.isascii() and term.isalnum() and term.lower() == term
+
+
+def _listed(db: sqlite3.Connection) -> dict[str, tuple[int, float]]:
+    """{word: (list id, average length its keys were made at)}; none on a catalog without lists."""
+    return {t: (i, a) for t, (i, a, _) in listed(db).items()}
+
+
+def listed(db: sqlite3.Connection, words: Sequence[str] | None = None) -> dict[str, tuple[int, float, int]]:
+    """{word: (list id, average length its keys were made at, memories it is in)} of every list, or
+    of those of `words`; none on a catalog without them. The count is FTS5's (its vocabulary walks
+    the word's memories to count them: 40 ms for a word in 100,000)."""
+    sql = "SELECT id, term, avgdl, rows FROM top_terms"
+    if words is not None:
+        sql += f" WHERE term IN ({','.join('?' * len(words))})"
+    try:
+        return {t: (i, a, n) for i, t, a, n in db.execute(sql, tuple(words or ()))}
+    except sqlite3.OperationalError as e:
+        if "no such table" in str(e):
+            return {}
+        raise
+
+
+def _counted(cols: Sequence[str], listed: dict[str, tuple[int, float]]) -> tuple[dict[str, float], int]:
+    """({listed word: F}, D) of one row's (title, tags, body) as they were given to FTS5."""
+    title, tags, body = cols
+    found: dict[str, float] = {}
+    length = 0
+    for text, weight in ((body, WEIGHTS[0]), (title, WEIGHTS[1]), (tags, WEIGHTS[2])):
+        words = text.split()
+        length += len(words)
+        for word in words:
+            if word in listed:
+                found[word] = found.get(word, 0.0) + weight
+    return found, length
+
+
+def _size(db: sqlite3.Connection, doc: int) -> int | None:
+    row = db.execute("SELECT sz FROM docs_docsize WHERE id = ?", (doc,)).fetchone()
+    return sum(varints(row[0])) if row else None
+
+
+def added(db: sqlite3.Connection, rows: Iterable[Sequence]) -> None:
+    """Rows (id, title, tags, body) just given to FTS5: each list of a word they hold takes them."""
+    listed = _listed(db)
+    if not listed:
+        return
+    out: dict[int, list[tuple]] = {}
+    for doc, *cols in rows:
+        found, length = _counted(cols, listed)
+        if found and not all(c.isascii() for c in cols) and _size(db, doc) != length:
+            clear(db)  # FTS5 split this text elsewhere than at its spaces: lists made afresh when needed
+            return
+        for word, f in found.items():
+            tid, avgdl = listed[word]
+            out.setdefault(tid, []).append((tid, doc, f, length, part(f, length, avgdl)))
+    for tid, new in out.items():
+        count = db.executemany("INSERT OR REPLACE INTO tops VALUES (?,?,?,?,?)", new).rowcount
+        db.execute("UPDATE top_terms SET rows = rows + ? WHERE id = ?", (count, tid))
+
+
+def removed(db: sqlite3.Connection, rows: Iterable[Sequence]) -> None:
+    """Rows (id, title, tags, body) just given back to FTS5: the lists let them go."""
+    listed = _listed(db)
+    if not listed:
+        return
+    out: dict[int, list[tuple[int, int]]] = {}
+    for doc, *cols in rows:
+        for word in _counted(cols, listed)[0]:
+            out.setdefault(listed[word][0], []).append((listed[word][0], doc))
+    for tid, gone in out.items():
+        count = db.executemany("DELETE FROM tops WHERE t = ? AND doc = ?", gone).rowcount
+        db.execute("UPDATE top_terms SET rows = rows - ? WHERE id = ?", (count, tid))
+
+
+def clear(db: sqlite3.Connection) -> None:
+    """Drop every list (the full-text table was emptied)."""
+    if _listed(db):
+        db.execute("DELETE FROM tops")
+        db.execute("DELETE FROM top_terms")
+
+
+def _make(db: sqlite3.Connection, term: str, avgdl: float, keep: set[int]) -> int:
+    """A list for `term` from FTS5's own counts: its instances (which memory, which column), then
+    each memory's length. About 4 µs a memory. The oldest lists but those in `keep` make room."""
+    for statement in SCHEMA:  # (a catalog made before the lists gets their tables here)
+        db.execute(statement)
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.docs_instance USING fts5vocab(main, 'docs', 'instance')")
+    weight = dict(zip(_COLUMNS, WEIGHTS, strict=True))
+    found: dict[int, float] = {}
+    for doc, col in db.execute("SELECT doc, col FROM temp.docs_instance WHERE term = ?", (term,)):
+        found[doc] = found.get(doc, 0.0) + weight[col]
+    ids = sorted(found)
+    rows = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for doc, size in db.execute(f"SELECT id, sz FROM docs_docsize WHERE id IN ({','.join('?' * len(chunk))})",
+                                    chunk):
+            d = sum(varints(size))
+            rows.append((doc, found[doc], d, part(found[doc], d, avgdl)))
+    held = db.execute("SELECT coalesce(sum(rows), 0) FROM top_terms").fetchone()[0]
+    for (old, count) in db.execute("SELECT id, rows FROM top_terms ORDER BY made, id").fetchall():
+        if held + len(rows) <= MAX_ROWS:
+            break
+        if old in keep:
+            continue
+        db.execute("DELETE FROM tops WHERE t = ?", (old,))
+        db.execute("DELETE FROM top_terms WHERE id = ?", (old,))
+        held -= count
+    made = db.execute("INSERT INTO top_terms (term, avgdl, rows, made) VALUES (?,?,?,?)",
+                      (term, avgdl, len(rows), time.time_ns())).lastrowid
+    db.executemany("INSERT INTO tops VALUES (?,?,?,?,?)", ((made, *r) for r in rows))
+    return int(made or 0)
+
+
+class Scored(NamedTuple):
+    doc: int
+    score: float  # higher is better
+    covered: float  # the idf of the query's words it holds
+
+
+def best(db: sqlite3.Connection, words: list[tuple[str, float]], known: dict[int, tuple[float, float]],
+         limit: int, make: bool = True) -> list[Scored] | None:
+    """The best `limit` memories (and any tied with the last of them) for a query whose listable
+    `words` are (word, idf) and whose other words scored `known` ({id: (score, covered)}, higher
+    better, every memory they are in). None when a list is missing and `make` is False, or when the
+    answer needs more than the lists can give: search.py then asks FTS5."""
+    if not words or limit > MAX_LIMIT:
+        return None
+    now = stats(db)
+    have = {t: (i, a) for t, (i, a, _) in listed(db, [word for word, _ in words]).items()}
+    lists: list[tuple[int, float, float]] = []  # (list id, idf, how much keys may have grown since made)
+    keep = {have[word][0] for word, _ in words if word in have}  # (not dropped to make room for another)
+    for word, idf in words:
+        if word not in have:
+            if not make:
+                return None
+            have[word] = (_make(db, word, now.avgdl, keep), now.avgdl)
+            keep.add(have[word][0])
+        tid, avgdl = have[word]
+        lists.append((tid, idf, max(1.0, now.avgdl / avgdl) if avgdl > 0 else 1.0))
+    scores = {doc: list(v) for doc, v in known.items()}
+
+    def score(docs: list[int], skip: int = -1) -> None:
+        """Add each list's part (all but list `skip`'s) to `docs`, whatever lists hold them."""
+        for n, (tid, idf, _) in enumerate(lists):
+            if n == skip:
+                continue
+            for start in range(0, len(docs), 500):
+                chunk = docs[start:start + 500]
+                for doc, f, d in db.execute(f"SELECT doc, f, d FROM tops WHERE t = ? AND doc IN "
+                                            f"({','.join('?' * len(chunk))})", (tid, *chunk)):
+                    held = scores[doc]
+                    held[0] += idf * part(f, d, now.avgdl)
+                    held[1] += idf
+
+    score(sorted(scores))  # the other words' memories: every one of them seen, each now scored whole
+    cursors = [db.execute("SELECT doc, f, d, key FROM tops WHERE t = ? ORDER BY key DESC", (tid,))
+               for tid, _, _ in lists]
+    bounds = [float("inf")] * len(lists)  # the most a memory further down each list adds
+    blocks = [32] * len(lists)
+    while True:
+        n = max(range(len(lists)), key=lambda i: bounds[i])  # the list that may add most is read on
+        _, idf, grown = lists[n]
+        size = blocks[n]
+        rows = cursors[n].fetchmany(size)
+        blocks[n] = min(size * 4, 4096)
+        bounds[n] = idf * rows[-1][3] * grown if len(rows) == size else 0.0  # (0.0: read to its end)
+        fresh = [doc for doc, _, _, _ in rows if doc not in scores]
+        for doc, f, d, _ in rows:
+            if doc not in scores:
+                scores[doc] = [idf * part(f, d, now.avgdl), idf]
+        score(fresh, skip=n)
+        if any(b == float("inf") for b in bounds):
+            continue
+        top = heapq.nlargest(limit, (v[0] for v in scores.values()))
+        unseen = sum(bounds)
+        if not unseen or (len(top) == limit and top[-1] > unseen * (1 + EPSILON)):
+            break
+    if not top:
+        return []
+    last = top[-1] * (1 - EPSILON) if len(top) == limit else float("-inf")
+    return [Scored(doc, s, c) for doc, (s, c) in scores.items() if s >= last]

@@ -1,0 +1,185 @@
+"""A word in many memories is scored from its list (store/toplists.py), read best first and
+stopped early: the same hits, scores and order as FTS5 scoring every memory the word is in,
+whatever happened to the memories since the list was made (written, rewritten longer, forgotten,
+cooled, archived and pruned, recalled)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import random
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXED_DATE, bare_remote, git, strata
+from strata_git.store import catalog, search, toplists
+
+WORDS = [f"{a}{b}" for a in ("kal", "mir", "tov", "sen", "bru", "yat") for b in ("o", "en", "ix", "ar", "um")]
+DAY = 86400
+T0 = int(datetime.datetime.fromisoformat(FIXED_DATE).timestamp())
+
+
+def text(rng: random.Random, long: bool = False) -> str:
+    """A memory whose words follow a Zipf law over WORDS: the first few are in most memories."""
+    weights = [1 / (rank + 1) for rank in range(len(WORDS))]
+    body = rng.choices(WORDS, weights, k=rng.randint(60, 160) if long else rng.randint(3, 30))
+    title = " ".join(rng.choices(WORDS[:12], k=rng.randint(1, 3)))
+    return f"---\ntitle: {title}\ntags: [{rng.choice(WORDS)}]\n---\n# {title}\n\n{' '.join(body)}\n"
+
+
+def queries(rng: random.Random) -> list[tuple[str, int]]:
+    return [(" ".join(rng.sample(WORDS[:20], rng.randint(1, 3))), rng.choice([1, 3, 10])) for _ in range(30)]
+
+
+def answers(vault, asked: list[tuple[str, int]], monkeypatch) -> tuple[list, list, int]:
+    """(each query's hits with the lists, the same from FTS5 alone, how many the lists answered)."""
+    answered = []
+    real = search._from_lists
+
+    def counted(*args):
+        found = real(*args)
+        answered.append(found is not None)
+        return found
+
+    def hits() -> list:
+        return [[(h.tier, h.name, h.score, h.coverage) for h in vault.search(q, limit=n)] for q, n in asked]
+
+    with monkeypatch.context() as m:
+        m.setattr(search, "_from_lists", counted)
+        listed = hits()
+    with monkeypatch.context() as m:
+        m.setattr(search, "_from_lists", lambda *args: None)
+        exact = hits()
+    return listed, exact, sum(answered)
+
+
+def check_counts(vault) -> None:
+    """Each list holds every memory its word is in, and knows how many: FTS5's own count."""
+    with catalog.connect(vault.repo) as db:
+        for term, (tid, _, rows) in toplists.listed(db).items():
+            held = db.execute("SELECT count(*) FROM tops WHERE t = ?", (tid,)).fetchone()[0]
+            assert rows == held == db.execute("SELECT doc FROM docs_vocab WHERE term = ?", (term,)).fetchone()[0]
+
+
+@pytest.mark.parametrize("most_rows", [toplists.MAX_ROWS, 150])
+def test_lists_answer_as_fts5_does_while_memories_are_written_rewritten_and_forgotten(vault, monkeypatch,
+                                                                                      most_rows: int):
+    monkeypatch.setattr(toplists, "LONG", 3)
+    monkeypatch.setattr(toplists, "MAX_ROWS", most_rows)  # 150: lists dropped and made again all along
+    rng = random.Random(most_rows)
+    names = [f"notes/m{i:03d}" for i in range(40)]
+    for name in names:
+        vault.write(name, text(rng).encode())
+    asked = queries(rng)
+    for step in range(5):
+        listed, exact, answered = answers(vault, asked, monkeypatch)
+        assert listed == exact, step
+        assert answered >= len(asked) // 2, answered  # (the lists did answer)
+        assert sum(map(len, exact)) > 100
+        check_counts(vault)
+        for name in rng.sample(names, 6):  # rewritten: longer ones raise the average length
+            vault.write(name, text(rng, long=step % 2 == 0).encode())
+        for name in rng.sample(names, 3):
+            vault.forget(name)
+            names.remove(name)
+        fresh = [f"notes/n{step}{i}" for i in range(4)]
+        for name in fresh:
+            vault.write(name, text(rng).encode())
+        names += fresh
+
+
+def commit_at(repo: Path, when: int, message: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_DATE": f"@{when} +0000", "GIT_COMMITTER_DATE": f"@{when} +0000",
+           "STRATA_INTERNAL": "1"}
+    git(repo, "add", "-A")
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", message], cwd=repo, env=env, check=True)
+
+
+def test_lists_follow_memories_archived_pruned_and_recalled(tmp_path: Path, monkeypatch):
+    from strata_git.app.init import init
+    from strata_git.app.vault import Vault
+
+    monkeypatch.setattr(toplists, "LONG", 3)
+    rng = random.Random(5)
+    root = tmp_path / "mem"
+    init(str(root))
+    names = [f"projects/p{i:03d}" for i in range(45)]
+    for batch, age in ((names[0::3], 300), (names[1::3], 60), (names[2::3], 0)):
+        for name in batch:
+            path = root / "active" / f"{name}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text(rng), encoding="utf-8")
+        commit_at(root, T0 - age * DAY, f"batch {age}")
+    git(root, "remote", "add", "origin", str(bare_remote(tmp_path / "remote.git")))
+    vault = Vault.open(str(root))
+    asked = queries(rng)
+    listed, exact, _ = answers(vault, asked, monkeypatch)  # every list made while all are live
+    assert listed == exact
+    vault.janitor(now=T0 + DAY)
+    vault.janitor(now=T0 + DAY)
+    assert strata(root, "archive").returncode == 0
+    assert {e.tier for e in vault.list()} == {"active", "cooled", "archive"} and not (root / "archive").exists()
+    listed, exact, answered = answers(vault, asked, monkeypatch)
+    assert listed == exact and answered >= len(asked) // 2
+    assert any(tier == "archive" for hits in exact for tier, *_ in hits)
+    check_counts(vault)
+    archived = [e.name[: -len(".md")] for e in vault.list(tier="archive")]
+    vault.recall(archived[:4])
+    listed, exact, _ = answers(vault, asked, monkeypatch)
+    assert listed == exact
+    check_counts(vault)
+
+
+def test_text_fts5_splits_elsewhere_than_at_its_spaces_drops_the_lists():
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, title, tags, content = '', "
+               "tokenize = \"unicode61 remove_diacritics 2\")")
+    rows = [(i, "kalo", "", " ".join(["kalo", "miren"] * (i % 3 + 1))) for i in range(1, 8)]
+    db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", rows)
+    db.commit()
+    assert toplists.stats(db) == (7, sum(1 + 2 * (i % 3 + 1) for i in range(1, 8)) / 7)
+    found = toplists.best(db, [("kalo", 1.0)], {}, 3)
+    assert found is not None and len(found) >= 3 and toplists.listed(db)["kalo"][2] == 7
+    plain = (8, "kalo", "", "kalo miren")
+    db.execute("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", plain)
+    toplists.added(db, [plain])
+    assert toplists.listed(db)["kalo"][2] == 8
+    split = (9, "kalo", "", "kalo naïve-ish")  # one word at its spaces, three to FTS5
+    db.execute("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", split)
+    toplists.added(db, [split])
+    assert toplists.listed(db) == {}  # made again, from FTS5's own counts, when next needed
+
+
+def _fts5() -> sqlite3.Connection:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, title, tags, content = '', "
+               "tokenize = \"unicode61 remove_diacritics 2\")")
+    return db
+
+
+def _add(db: sqlite3.Connection, rows: list[tuple]) -> None:
+    db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", rows)
+    toplists.added(db, rows)
+    db.commit()  # (FTS5 writes its averages when a transaction commits)
+
+
+def test_a_list_made_when_memories_were_shorter_still_finds_the_best_first():
+    """Longer memories since a list was made raise the average length, and a long memory down the
+    list can now outscore the short ones above it: the bound on what lies further down grows
+    with the average, so it is still read."""
+    db = _fts5()
+    _add(db, [(i, "", "", "kalo x") for i in range(1, 41)] + [(41, "", "", "kalo " * 5 + "y " * 35)])
+    assert toplists.best(db, [("kalo", 1.0)], {}, 1)[0].doc != 41  # short memories first, for now
+    _add(db, [(i, "", "", "z " * 200) for i in range(100, 150)])
+    fts5 = [d for (d,) in db.execute("SELECT rowid FROM docs WHERE docs MATCH 'kalo' "
+                                     "ORDER BY bm25(docs, 1.0, 5.0, 3.0) LIMIT 3")]
+    found = sorted(toplists.best(db, [("kalo", 1.0)], {}, 3), key=lambda s: -s.score)
+    assert fts5[0] == 41 and [s.doc for s in found][:1] == [41]
+    idf = -db.execute("SELECT bm25(docs, 1.0, 5.0, 3.0) FROM docs WHERE docs MATCH 'kalo' AND rowid = 41"
+                      ).fetchone()[0] / found[0].score
+    assert idf > 0 and all(abs(s.score * idf + r) < 1e-9 for s, (r,) in zip(found, db.execute(
+        "SELECT bm25(docs, 1.0, 5.0, 3.0) FROM docs WHERE docs MATCH 'kalo' ORDER BY bm25(docs, 1.0, 5.0, 3.0) "
+        "LIMIT 3"), strict=False))
