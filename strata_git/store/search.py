@@ -200,16 +200,24 @@ def _query(db: sqlite3.Connection, terms: list[str], where: list[str], args: lis
     weighed = idf_weights(db, terms)
     if not weighed.terms:
         return []
-    if not where:
-        listed = _from_lists(db, weighed, limit)
-        if listed is not None:
-            return listed
+    listed = _from_lists(db, weighed, limit, where, args)
+    if listed is not None:
+        return listed
     parts, values = _terms_sql(weighed.terms)
     sql = _SQL.format(terms=parts, cut="" if where else _CUT, where="".join(f" AND {w}" for w in where))
     return db.execute(sql, (*values, *(() if where else (limit - 1,)), weighed.idf, *args, limit)).fetchall()
 
 
-def _from_lists(db: sqlite3.Connection, weighed: Weighed, limit: int) -> list[tuple] | None:
+_ALLOWED = """
+WITH best(id) AS (VALUES {ids})
+SELECT best.id FROM best LEFT JOIN memories m ON m.id = best.id AND m.tier IN ('active', 'cooled')
+                         LEFT JOIN archived a ON a.id = best.id
+WHERE (m.path IS NOT NULL OR a.path IS NOT NULL) {where}
+"""
+
+
+def _from_lists(db: sqlite3.Connection, weighed: Weighed, limit: int, where: list[str], args: list
+                ) -> list[tuple] | None:
     """_query's rows with each word in more than toplists.LONG memories scored from its list, read
     best first, not by FTS5 from every memory it is in (the other words are FTS5's, as ever); None
     when the lists cannot answer (then FTS5 does)."""
@@ -223,15 +231,25 @@ def _from_lists(db: sqlite3.Connection, weighed: Weighed, limit: int) -> list[tu
         parts, values = _terms_sql(others)
         known = {i: (-s, c) for i, s, c in db.execute(_HIT.format(terms=parts) + " SELECT id, score, covered FROM hit",
                                                       values)}
+    filtered = "".join(f" AND {w}" for w in where)
+
+    def allowed(ids: list[int]) -> set[int]:
+        """Those of `ids` that are a memory's and pass the filters."""
+        out: set[int] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            out.update(i for (i,) in db.execute(_ALLOWED.format(ids=",".join(["(?)"] * len(chunk)), where=filtered),
+                                                (*chunk, *args)))
+        return out
+
     found = toplists.best(db, [(weighed.terms[i][0], weighed.terms[i][2]) for i in listed], known, limit,
-                          make=not catalog.hurried())
+                          make=not catalog.hurried(), allowed=allowed)
     if found is None:
         return None
     db.execute("CREATE TEMP TABLE IF NOT EXISTS listed_best (id INTEGER PRIMARY KEY, score REAL, covered REAL)")
     db.execute("DELETE FROM temp.listed_best")
     db.executemany("INSERT INTO temp.listed_best VALUES (?, ?, ?)", ((f.doc, -f.score, f.covered) for f in found))
-    rows = db.execute(_LISTED.format(where=""), (weighed.idf, limit)).fetchall()
-    return rows if len(rows) >= min(limit, len(found)) else None  # (a hit with no memory's row: FTS5's answer)
+    return db.execute(_LISTED.format(where=filtered), (weighed.idf, *args, limit)).fetchall()
 
 
 _AMONG = _HIT + """

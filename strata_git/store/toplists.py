@@ -18,7 +18,7 @@ from __future__ import annotations
 import heapq
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 LONG = 200  # a word in more memories than this is scored from its list
@@ -46,6 +46,8 @@ class Stats(NamedTuple):
 
 def varints(block: bytes) -> list[int]:
     """SQLite's varints (7 bits a byte, big-endian; the ninth byte all 8) one after another."""
+    if block.isascii():  # every value under 128, one byte each: a memory's column lengths, mostly
+        return list(block)
     out, i = [], 0
     while i < len(block):
         value = 0
@@ -169,18 +171,13 @@ def _make(db: sqlite3.Connection, term: str, avgdl: float, keep: set[int]) -> in
     for statement in SCHEMA:  # (a catalog made before the lists gets their tables here)
         db.execute(statement)
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.docs_instance USING fts5vocab(main, 'docs', 'instance')")
-    weight = dict(zip(_COLUMNS, WEIGHTS, strict=True))
-    found: dict[int, float] = {}
-    for doc, col in db.execute("SELECT doc, col FROM temp.docs_instance WHERE term = ?", (term,)):
-        found[doc] = found.get(doc, 0.0) + weight[col]
-    ids = sorted(found)
+    weighed = " ".join(f"WHEN '{c}' THEN {w}" for c, w in zip(_COLUMNS, WEIGHTS, strict=True))
     rows = []
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        for doc, size in db.execute(f"SELECT id, sz FROM docs_docsize WHERE id IN ({','.join('?' * len(chunk))})",
-                                    chunk):
-            d = sum(varints(size))
-            rows.append((doc, found[doc], d, part(found[doc], d, avgdl)))
+    for doc, f, size in db.execute(
+            f"SELECT i.doc, i.f, s.sz FROM (SELECT doc, sum(CASE col {weighed} END) AS f FROM temp.docs_instance "
+            f"WHERE term = ? GROUP BY doc) i JOIN docs_docsize s ON s.id = i.doc", (term,)):
+        d = sum(size) if size.isascii() else sum(varints(size))
+        rows.append((doc, f, d, part(f, d, avgdl)))
     held = db.execute("SELECT coalesce(sum(rows), 0) FROM top_terms").fetchone()[0]
     for (old, count) in db.execute("SELECT id, rows FROM top_terms ORDER BY made, id").fetchall():
         if held + len(rows) <= MAX_ROWS:
@@ -203,11 +200,13 @@ class Scored(NamedTuple):
 
 
 def best(db: sqlite3.Connection, words: list[tuple[str, float]], known: dict[int, tuple[float, float]],
-         limit: int, make: bool = True) -> list[Scored] | None:
+         limit: int, make: bool = True, allowed: Callable[[list[int]], set[int]] | None = None
+         ) -> list[Scored] | None:
     """The best `limit` memories (and any tied with the last of them) for a query whose listable
     `words` are (word, idf) and whose other words scored `known` ({id: (score, covered)}, higher
-    better, every memory they are in). None when a list is missing and `make` is False, or when the
-    answer needs more than the lists can give: search.py then asks FTS5."""
+    better, every memory they are in), among those `allowed` keeps of the ids it is given (all, by
+    default). None when a list is missing and `make` is False, or when more hits are asked for than
+    MAX_LIMIT: search.py then asks FTS5."""
     if not words or limit > MAX_LIMIT:
         return None
     now = stats(db)
@@ -223,6 +222,10 @@ def best(db: sqlite3.Connection, words: list[tuple[str, float]], known: dict[int
         tid, avgdl = have[word]
         lists.append((tid, idf, max(1.0, now.avgdl / avgdl) if avgdl > 0 else 1.0))
     scores = {doc: list(v) for doc, v in known.items()}
+    passed: set[int] | None = None if allowed is None else allowed(sorted(scores))
+    if passed is not None:
+        scores = {doc: v for doc, v in scores.items() if doc in passed}
+    left_out: set[int] = set(known) - scores.keys()  # (seen and filtered out: never scored again)
 
     def score(docs: list[int], skip: int = -1) -> None:
         """Add each list's part (all but list `skip`'s) to `docs`, whatever lists hold them."""
@@ -249,9 +252,14 @@ def best(db: sqlite3.Connection, words: list[tuple[str, float]], known: dict[int
         rows = cursors[n].fetchmany(size)
         blocks[n] = min(size * 4, 4096)
         bounds[n] = idf * rows[-1][3] * grown if len(rows) == size else 0.0  # (0.0: read to its end)
-        fresh = [doc for doc, _, _, _ in rows if doc not in scores]
+        fresh = [doc for doc, _, _, _ in rows if doc not in scores and doc not in left_out]
+        if allowed is not None and fresh:
+            kept = allowed(fresh)
+            left_out.update(doc for doc in fresh if doc not in kept)
+            fresh = [doc for doc in fresh if doc in kept]
+        chosen = set(fresh)
         for doc, f, d, _ in rows:
-            if doc not in scores:
+            if doc in chosen:
                 scores[doc] = [idf * part(f, d, now.avgdl), idf]
         score(fresh, skip=n)
         if any(b == float("inf") for b in bounds):

@@ -30,8 +30,16 @@ def text(rng: random.Random, long: bool = False) -> str:
     return f"---\ntitle: {title}\ntags: [{rng.choice(WORDS)}]\n---\n# {title}\n\n{' '.join(body)}\n"
 
 
-def queries(rng: random.Random) -> list[tuple[str, int]]:
-    return [(" ".join(rng.sample(WORDS[:20], rng.randint(1, 3))), rng.choice([1, 3, 10])) for _ in range(30)]
+def queries(rng: random.Random) -> list[tuple[str, int, dict]]:
+    """(query, limit, filters): a third of them filtered by project, type or tier."""
+    filters = [{}, {}, {}, {"project": "koda"}, {"type": "decision"}, {"tier": "archive"}]
+    return [(" ".join(rng.sample(WORDS[:20], rng.randint(1, 3))), rng.choice([1, 3, 10]), rng.choice(filters))
+            for _ in range(36)]
+
+
+def write(vault, name: str, rng: random.Random, long: bool = False) -> None:
+    vault.write(name, text(rng, long).encode(), type=rng.choice(["note", "decision"]),
+                project=rng.choice(["koda", "lamp", None]))
 
 
 def answers(vault, asked: list[tuple[str, int]], monkeypatch) -> tuple[list, list, int]:
@@ -45,7 +53,8 @@ def answers(vault, asked: list[tuple[str, int]], monkeypatch) -> tuple[list, lis
         return found
 
     def hits() -> list:
-        return [[(h.tier, h.name, h.score, h.coverage) for h in vault.search(q, limit=n)] for q, n in asked]
+        return [[(h.tier, h.name, h.score, h.coverage) for h in vault.search(q, limit=n, **filters)]
+                for q, n, filters in asked]
 
     with monkeypatch.context() as m:
         m.setattr(search, "_from_lists", counted)
@@ -72,22 +81,23 @@ def test_lists_answer_as_fts5_does_while_memories_are_written_rewritten_and_forg
     rng = random.Random(most_rows)
     names = [f"notes/m{i:03d}" for i in range(40)]
     for name in names:
-        vault.write(name, text(rng).encode())
+        write(vault, name, rng)
     asked = queries(rng)
     for step in range(5):
         listed, exact, answered = answers(vault, asked, monkeypatch)
         assert listed == exact, step
         assert answered >= len(asked) // 2, answered  # (the lists did answer)
         assert sum(map(len, exact)) > 100
+        assert sum(len(hits) for hits, (_, _, filters) in zip(exact, asked, strict=True) if filters) > 20
         check_counts(vault)
         for name in rng.sample(names, 6):  # rewritten: longer ones raise the average length
-            vault.write(name, text(rng, long=step % 2 == 0).encode())
+            write(vault, name, rng, long=step % 2 == 0)
         for name in rng.sample(names, 3):
             vault.forget(name)
             names.remove(name)
         fresh = [f"notes/n{step}{i}" for i in range(4)]
         for name in fresh:
-            vault.write(name, text(rng).encode())
+            write(vault, name, rng)
         names += fresh
 
 
