@@ -243,13 +243,15 @@ def _from_lists(db: sqlite3.Connection, weighed: Weighed, limit: int, where: lis
         return out
 
     found = toplists.best(db, [(weighed.terms[i][0], weighed.terms[i][2]) for i in listed], known, limit,
-                          make=not catalog.hurried(), allowed=allowed)
+                          make=not catalog.hurried(), allowed=allowed if where else None)
     if found is None:
         return None
     db.execute("CREATE TEMP TABLE IF NOT EXISTS listed_best (id INTEGER PRIMARY KEY, score REAL, covered REAL)")
     db.execute("DELETE FROM temp.listed_best")
     db.executemany("INSERT INTO temp.listed_best VALUES (?, ?, ?)", ((f.doc, -f.score, f.covered) for f in found))
-    return db.execute(_LISTED.format(where=filtered), (weighed.idf, *args, limit)).fetchall()
+    rows = db.execute(_LISTED.format(where=filtered), (weighed.idf, *args, limit)).fetchall()
+    # Unfiltered, a hit is never expected to lack its memory's row; if one did, FTS5 answers.
+    return rows if where or len(rows) >= min(limit, len(found)) else None
 
 
 _AMONG = _HIT + """
