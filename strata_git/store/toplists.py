@@ -36,9 +36,7 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tops (t INTEGER NOT NULL, doc INTEGER NOT NULL, f REAL NOT NULL, "
     "d INTEGER NOT NULL, key REAL NOT NULL, PRIMARY KEY (t, doc)) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS tops_by_key ON tops (t, key DESC)",
-    "CREATE TABLE IF NOT EXISTS top_asked (term TEXT PRIMARY KEY) WITHOUT ROWID",
 )
-MAX_ASKED = 10_000  # words asked once remembered at most (then forgotten all at once)
 
 
 class Stats(NamedTuple):
@@ -169,7 +167,9 @@ def clear(db: sqlite3.Connection) -> None:
 
 def _make(db: sqlite3.Connection, term: str, avgdl: float, keep: set[int]) -> int:
     """A list for `term` from FTS5's own counts: its instances (which memory, which column), then
-    each memory's length. About 10 µs a memory. The oldest lists but those in `keep` make room."""
+    each memory's length. About 4 µs a memory. The oldest lists but those in `keep` make room."""
+    for statement in SCHEMA:  # (a catalog made before the lists gets their tables here)
+        db.execute(statement)
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.docs_instance USING fts5vocab(main, 'docs', 'instance')")
     weighed = " ".join(f"WHEN '{c}' THEN {w}" for c, w in zip(_COLUMNS, WEIGHTS, strict=True))
     rows = []
@@ -193,23 +193,6 @@ def _make(db: sqlite3.Connection, term: str, avgdl: float, keep: set[int]) -> in
     return int(made or 0)
 
 
-def _asked_before(db: sqlite3.Connection, words: list[str]) -> bool:
-    """Whether each of `words` was asked for before without a list; those that were not are noted.
-    A word's first search is FTS5's, and its list is made when it is asked for again: a word asked
-    once costs no list (about 10 µs and 48 bytes a memory it is in)."""
-    for statement in SCHEMA:
-        db.execute(statement)
-    marks = ",".join("?" * len(words))
-    seen = {t for (t,) in db.execute(f"SELECT term FROM top_asked WHERE term IN ({marks})", words)}
-    if len(seen) == len(set(words)):
-        db.execute(f"DELETE FROM top_asked WHERE term IN ({marks})", words)
-        return True
-    if db.execute("SELECT count(*) FROM top_asked").fetchone()[0] >= MAX_ASKED:
-        db.execute("DELETE FROM top_asked")
-    db.executemany("INSERT OR IGNORE INTO top_asked VALUES (?)", ((w,) for w in words))
-    return False
-
-
 class Scored(NamedTuple):
     doc: int
     score: float  # higher is better
@@ -222,19 +205,18 @@ def best(db: sqlite3.Connection, words: list[tuple[str, float]], known: dict[int
     """The best `limit` memories (and any tied with the last of them) for a query whose listable
     `words` are (word, idf) and whose other words scored `known` ({id: (score, covered)}, higher
     better, every memory they are in), among those `allowed` keeps of the ids it is given (all, by
-    default). None when a list is missing and `make` is False or its word was not asked for before
-    (see _asked_before), or when more hits are asked for than MAX_LIMIT: search.py then asks FTS5."""
+    default). None when a list is missing and `make` is False, or when more hits are asked for than
+    MAX_LIMIT: search.py then asks FTS5."""
     if not words or limit > MAX_LIMIT:
         return None
     now = stats(db)
     have = {t: (i, a) for t, (i, a, _) in listed(db, [word for word, _ in words]).items()}
     lists: list[tuple[int, float, float]] = []  # (list id, idf, how much keys may have grown since made)
-    missing = [word for word, _ in words if word not in have]
-    if missing and (not make or not _asked_before(db, missing)):
-        return None
     keep = {have[word][0] for word, _ in words if word in have}  # (not dropped to make room for another)
     for word, idf in words:
         if word not in have:
+            if not make:
+                return None
             have[word] = (_make(db, word, now.avgdl, keep), now.avgdl)
             keep.add(have[word][0])
         tid, avgdl = have[word]
