@@ -79,6 +79,9 @@ def part(f: float, d: int, avgdl: float) -> float:
     return (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)) if avgdl > 0 else 0.0
 
 
+_PART = "(f * ?) / (f + ? * (? + ? * d / ?))"  # part(f, d, avgdl), given (K1 + 1, K1, 1 - B, B, avgdl)
+
+
 def listable(term: str, count: int) -> bool:
     """Whether a query word (as search.idf_weights weighs it) is scored from a list. A plain
     ASCII word only: the index holds it as the text's own token, so its count in a column is how
@@ -222,28 +225,30 @@ def best(db: sqlite3.Connection, words: list[tuple[str, float]], known: dict[int
         tid, avgdl = have[word]
         lists.append((tid, idf, max(1.0, now.avgdl / avgdl) if avgdl > 0 else 1.0))
     scores = {doc: list(v) for doc, v in known.items()}
+    formula = (K1 + 1.0, K1, 1 - B, B, now.avgdl)  # part() in SQL (the same operations in the same order)
     passed: set[int] | None = None if allowed is None else allowed(sorted(scores))
     if passed is not None:
         scores = {doc: v for doc, v in scores.items() if doc in passed}
     left_out: set[int] = set(known) - scores.keys()  # (seen and filtered out: never scored again)
 
     def score(docs: list[int], skip: int = -1) -> None:
-        """Add each list's part (all but list `skip`'s) to `docs`, whatever lists hold them."""
+        """Add each list's part (all but list `skip`'s) to `docs`, whatever lists hold them. A list
+        read to its end is not asked: every memory it holds was seen, and `docs` were not."""
         for n, (tid, idf, _) in enumerate(lists):
-            if n == skip:
+            if n == skip or bounds[n] == 0.0:
                 continue
             for start in range(0, len(docs), 500):
                 chunk = docs[start:start + 500]
-                for doc, f, d in db.execute(f"SELECT doc, f, d FROM tops WHERE t = ? AND doc IN "
-                                            f"({','.join('?' * len(chunk))})", (tid, *chunk)):
+                for doc, tf_part in db.execute(f"SELECT doc, {_PART} FROM tops WHERE t = ? AND doc IN "
+                                               f"({','.join('?' * len(chunk))})", (*formula, tid, *chunk)):
                     held = scores[doc]
-                    held[0] += idf * part(f, d, now.avgdl)
+                    held[0] += idf * tf_part
                     held[1] += idf
 
+    bounds = [float("inf")] * len(lists)  # the most a memory further down each list adds (0.0: read)
     score(sorted(scores))  # the other words' memories: every one of them seen, each now scored whole
-    cursors = [db.execute("SELECT doc, f, d, key FROM tops WHERE t = ? ORDER BY key DESC", (tid,))
+    cursors = [db.execute(f"SELECT doc, {_PART}, key FROM tops WHERE t = ? ORDER BY key DESC", (*formula, tid))
                for tid, _, _ in lists]
-    bounds = [float("inf")] * len(lists)  # the most a memory further down each list adds
     blocks = [32] * len(lists)
     while True:
         n = max(range(len(lists)), key=lambda i: bounds[i])  # the list that may add most is read on
@@ -251,16 +256,16 @@ def best(db: sqlite3.Connection, words: list[tuple[str, float]], known: dict[int
         size = blocks[n]
         rows = cursors[n].fetchmany(size)
         blocks[n] = min(size * 4, 4096)
-        bounds[n] = idf * rows[-1][3] * grown if len(rows) == size else 0.0  # (0.0: read to its end)
-        fresh = [doc for doc, _, _, _ in rows if doc not in scores and doc not in left_out]
+        bounds[n] = idf * rows[-1][2] * grown if len(rows) == size else 0.0  # (0.0: read to its end)
+        fresh = [doc for doc, _, _ in rows if doc not in scores and doc not in left_out]
         if allowed is not None and fresh:
             kept = allowed(fresh)
             left_out.update(doc for doc in fresh if doc not in kept)
             fresh = [doc for doc in fresh if doc in kept]
         chosen = set(fresh)
-        for doc, f, d, _ in rows:
+        for doc, tf_part, _ in rows:
             if doc in chosen:
-                scores[doc] = [idf * part(f, d, now.avgdl), idf]
+                scores[doc] = [idf * tf_part, idf]
         score(fresh, skip=n)
         if any(b == float("inf") for b in bounds):
             continue
