@@ -434,4 +434,4 @@ def follow_head(repo: Repo, cfg: Config, since: str | None = None, paths: list[s
     from strata_git.store import index_md, shadow  # here: a sync with nothing new never needs them
 
     index_md.refresh(repo, cfg.max_memory_bytes, moved=moved)
-    shadow.refresh(repo)
+    shadow.refresh(repo, (since, paths) if since and paths is not None else None)

@@ -487,19 +487,27 @@ def build(repo: Repo, commit: str | None, progress: Callable[[int, int], None] |
 EXACT_UP_TO = 500  # paths coming back by a step back in history that git is asked about by name
 
 
-def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[str, str]) -> bool:
+def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[str, str],
+             moved: tuple[str, list[str]] | None = None) -> bool:
     """Bring the rows from `old` to `new` where one is an ancestor of the other (a commit, a pull,
-    or a reset or checkout back in history); False when only a full build can (a rebase)."""
+    or a reset or checkout back in history); False when only a full build can (a rebase).
+    `moved` is (since, paths) from the command that moved HEAD: `new` descends from `since` and
+    differs from it in `paths` alone, so where the rows were at `since` git is asked neither."""
     if not old:
         return False
-    if repo.ok("merge-base", "--is-ancestor", old, new):
+    if moved is not None and moved[0] == old:
         revs = f"{old}..{new}"
+        changes = repo.diff_tree(old, new, "archive") if any(p.startswith("archive/") for p in moved[1]) else []
+    elif repo.ok("merge-base", "--is-ancestor", old, new):
+        revs = f"{old}..{new}"
+        changes = repo.diff_tree(old, new, "archive")
     elif repo.ok("merge-base", "--is-ancestor", new, old):
         revs = new  # back: a path that returns was brought by a commit `new` reaches, however old
+        changes = repo.diff_tree(old, new, "archive")
     else:
         return False
     gone, added = [], {}
-    for c in repo.diff_tree(old, new, "archive"):
+    for c in changes:
         if not c.path.endswith(names.SUFFIX) or not names.split_path(c.path):
             continue
         gone.append(c.path)
@@ -542,13 +550,14 @@ def _upgrade(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     _set_state(db, head, refs, warnings)
 
 
-def refresh(repo: Repo) -> str:
-    """Bring the archive rows to HEAD and to the records this clone knows: 'fresh', 'updated' or 'rebuilt'."""
+def refresh(repo: Repo, moved: tuple[str, list[str]] | None = None) -> str:
+    """Bring the archive rows to HEAD and to the records this clone knows: 'fresh', 'updated' or
+    'rebuilt'. `moved`: see _forward."""
     with catalog.connect(repo) as db:
-        return refresh_in(repo, db)
+        return refresh_in(repo, db, moved)
 
 
-def refresh_in(repo: Repo, db: sqlite3.Connection) -> str:
+def refresh_in(repo: Repo, db: sqlite3.Connection, moved: tuple[str, list[str]] | None = None) -> str:
     head = repo.head_quick() or ""
     refs = records.refs(repo)
     if (catalog.get_meta(db, "shadow_commit"), catalog.get_meta(db, "shadow_refs"),
@@ -558,7 +567,8 @@ def refresh_in(repo: Repo, db: sqlite3.Connection) -> str:
         db.execute("BEGIN IMMEDIATE")  # one process brings it forward; the others then find it fresh
     at = catalog.get_meta(db, "shadow_commit")
     try:
-        if catalog.get_meta(db, "shadow_version") != VERSION or (at != head and not _forward(repo, db, at, head, refs)):
+        if catalog.get_meta(db, "shadow_version") != VERSION or (
+                at != head and not _forward(repo, db, at, head, refs, moved)):
             build_in(repo, db, head, refs)
             return "rebuilt"
         if catalog.get_meta(db, "shadow_refs") != _refs_state(refs):
