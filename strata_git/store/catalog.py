@@ -301,9 +301,11 @@ def allocate(db: sqlite3.Connection, count: int) -> int:
     return start
 
 
-def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo) -> tuple[tuple, tuple | None]:
+def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo, name_ok: bool = False
+              ) -> tuple[tuple, tuple | None]:
     """((title, type, tags, problem, frontmatter hash, project) cleaned for display, the full-text
-    row (title, tags, body) or None) of one file."""
+    row (title, tags, body) or None) of one file; `name_ok`: its name is known to be one `write`
+    accepts."""
     from collections import Counter
 
     from strata_git.core import memory, textindex
@@ -318,7 +320,7 @@ def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo) -> tuple[t
         mem = memory.parse(raw, rel, memo)
         title, tags = clean(mem.title), TAG_SEP.join(clean(t) for t in mem.tags)
         doc = textindex.document(title, mem.tags, mem.type, name, Counter(textindex.tokens(mem.body)))
-        return (title, mem.type, tags, name_problem(rel), mem.frontmatter_hash, mem.project), doc
+        return (title, mem.type, tags, "" if name_ok else name_problem(rel), mem.frontmatter_hash, mem.project), doc
     except StrataError as e:  # indexed as its archive record would be: the whole text as body
         doc = textindex.document("", (), "note", name, Counter(textindex.tokens(raw.decode("utf-8", "replace"))))
         return ("", "note", "", clean(e.message), "", ""), doc
@@ -333,9 +335,10 @@ def name_problem(rel: str) -> str:
     return clean(f"its name is one git-strata refuses ({why}); rename it with `git mv` and commit") if why else ""
 
 
-def _row(root: str, rel: str, info: os.stat_result, limit: int, memo: FrontmatterMemo) -> tuple[tuple, tuple | None]:
+def _row(root: str, rel: str, info: os.stat_result, limit: int, memo: FrontmatterMemo, name_ok: bool = False
+         ) -> tuple[tuple, tuple | None]:
     tier, _, name = rel.partition("/")
-    described, doc = _describe(root, rel, limit, memo)
+    described, doc = _describe(root, rel, limit, memo, name_ok)
     return (rel, tier, name.rpartition("/")[0], name, info.st_size, info.st_mtime_ns, info.st_ino,
             *described, 0), (doc if tier in SEARCHED else None)
 
@@ -351,6 +354,17 @@ def _upsert(db: sqlite3.Connection, rows: list[tuple[tuple, tuple | None]]) -> N
     db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", docs)
     toplists.added(db, docs)
     db.executemany("INSERT INTO live_docs VALUES (?, ?)", ((d[0], pack(d[1:])) for d in docs))
+
+
+def _healthy(db: sqlite3.Connection, paths: list[str]) -> set[str]:
+    """Those of `paths` whose row has no problem: their names are ones `write` accepts (a name's
+    check, a secret scan among others, is 0.1 ms; a path's name does not change)."""
+    found: set[str] = set()
+    for start in range(0, len(paths), 500):
+        chunk = paths[start:start + 500]
+        found.update(p for (p,) in db.execute(f"SELECT path FROM memories WHERE problem = '' AND path IN "
+                                              f"({','.join('?' * len(chunk))})", chunk))
+    return found
 
 
 def _ids(db: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
@@ -462,7 +476,8 @@ def rescan(repo: Repo, db: sqlite3.Connection, limit: int = 1024 * 1024, tiers: 
     memo = FrontmatterMemo(db)
     stale = [(rel, info) for rel, info in found if known.get(rel) != (info.st_size, info.st_mtime_ns, info.st_ino)]
     affordable(len(stale), "the catalog")
-    rows = [_row(repo.root, rel, info, limit, memo) for rel, info in stale]
+    healthy = _healthy(db, [rel for rel, _ in stale])
+    rows = [_row(repo.root, rel, info, limit, memo, rel in healthy) for rel, info in stale]
     gone = known.keys() - {rel for rel, _ in found} if len(found) != len(known) or rows else set()
     if walk is not None:
         gone |= walk.vanished(db)
@@ -602,7 +617,9 @@ def _changed(db: sqlite3.Connection) -> None:
 def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int = 1024 * 1024) -> set[tuple[str, str]]:
     """Re-examine only `paths` (a hook knows what a commit touches); the (tier, folder)s touched."""
     touched, rows, memo = set(), [], FrontmatterMemo(db)
-    for rel in dict.fromkeys(paths):  # (each once: a path twice would make two rows)
+    paths = list(dict.fromkeys(paths))  # (each once: a path twice would make two rows)
+    healthy = _healthy(db, paths)
+    for rel in paths:
         tier, _, name = rel.partition("/")
         if tier not in _ORDER or not name:
             continue
@@ -612,7 +629,7 @@ def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int 
         except OSError:
             info = None
         if info is not None and stat.S_ISREG(info.st_mode) and name.endswith(SUFFIX):
-            rows.append(_row(repo.root, rel, info, limit, memo))
+            rows.append(_row(repo.root, rel, info, limit, memo, rel in healthy))
         else:
             _forget_docs(db, [rel])
             db.execute("DELETE FROM memories WHERE path = ?", (rel,))

@@ -136,3 +136,27 @@ def test_a_catalog_made_before_the_folder_marks_gets_them(mem: Path) -> None:
     assert quick_rows(mem) == {"cooled/notes/a.md": "a"}
     with catalog.connect(repo) as db:
         assert db.execute("SELECT count(*) FROM folders").fetchone()[0] == 2  # cooled, cooled/notes
+
+
+def test_a_names_problem_stays_through_edits_and_a_healthy_name_is_not_checked_again(mem: Path, monkeypatch) -> None:
+    """A row with no problem vouches for its name (a path's name does not change); a row with one
+    has its name checked again whenever the file is read."""
+    from conftest import git
+    from strata_git.app.vault import Vault
+
+    (mem / "active/notes").mkdir(parents=True, exist_ok=True)
+    (mem / "active/notes/CON.md").write_text("# Bad\n\nfirst\n")
+    (mem / "active/notes/good.md").write_text("# Good\n\nfirst\n")
+    git(mem, "add", "-A")
+    git(mem, "commit", "-q", "--no-verify", "-m", "by hand")
+    vault = Vault.open(str(mem))
+    problems = {e.name: e.problem for e in vault.list(tier="active")}
+    assert "refuses" in problems["notes/CON.md"] and problems["notes/good.md"] == ""
+    checked: list[str] = []
+    real = catalog.name_problem
+    monkeypatch.setattr(catalog, "name_problem", lambda rel: checked.append(rel) or real(rel))
+    for name in ("CON", "good"):
+        (mem / f"active/notes/{name}.md").write_text(f"# {name}\n\nsecond, and longer\n")
+    problems = {e.name: e.problem for e in vault.list(tier="active")}
+    assert "refuses" in problems["notes/CON.md"] and problems["notes/good.md"] == ""
+    assert checked == ["active/notes/CON.md"]
