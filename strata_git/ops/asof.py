@@ -399,7 +399,7 @@ def search(repo: Repo, cfg: Config, point: Point, query: str, tier: str | None =
 
     from strata_git.core import textindex
     from strata_git.gitio import partial
-    from strata_git.store import catalog
+    from strata_git.store import catalog, toplists
     from strata_git.store import search as words
 
     words.check(query, tier, limit, "merged")
@@ -429,8 +429,9 @@ def search(repo: Repo, cfg: Config, point: Point, query: str, tier: str | None =
         try:
             fresh = catalog.allocate(db, len(made)) if made else 0
             ids = {blob: fresh + n for n, blob in enumerate(made)}
-            db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)",
-                           ((fresh + n, *document) for n, document in enumerate(plan.documents)))
+            rows = [(fresh + n, *document) for n, document in enumerate(plan.documents)]
+            db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", rows)
+            toplists.added(db, rows)  # (the words' counts come from their lists: see search.idf_weights)
             among = ChainMap({ids[blob]: key for blob, key in plan.made_keys.items()}, plan.among)
             found = (words.scored_within if len(plan.among) + len(plan.made_keys) >= WITHIN
                      else words.scored_among)(db, terms, among, limit)

@@ -423,15 +423,17 @@ def clear_killed(repo: Repo, marker: str) -> None:
 
 # -- after HEAD moved -----------------------------------------------------------------------------
 
-def follow_head(repo: Repo, cfg: Config, since: str | None = None, paths: list[str] | None = None) -> None:
+def follow_head(repo: Repo, cfg: Config, since: str | None = None, paths: list[str] | None = None,
+                to: str | None = None) -> None:
     """Bring index.md, the catalog and the shadow index to HEAD after it moved: every operation that
     moves HEAD calls this once. `paths` changed since the commit `since` (only they are looked at
-    again); without them the working tree is scanned. (The full-text index follows on its next
-    query.)"""
+    again); without them the working tree is scanned. `to`: the commit the operation moved HEAD to,
+    given by one that still holds the lock (the shadow index then asks git nothing more while HEAD
+    is still there). (The full-text index follows on its next query.)"""
     moved = None
     if since and paths is not None:
         moved = (paths, repo.tree_of(since))
     from strata_git.store import index_md, shadow  # here: a sync with nothing new never needs them
 
     index_md.refresh(repo, cfg.max_memory_bytes, moved=moved)
-    shadow.refresh(repo, (since, paths) if since and paths is not None else None)
+    shadow.refresh(repo, (since, to, paths) if since and to and paths is not None else None)

@@ -488,16 +488,16 @@ EXACT_UP_TO = 500  # paths coming back by a step back in history that git is ask
 
 
 def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[str, str],
-             moved: tuple[str, list[str]] | None = None) -> bool:
+             moved: tuple[str, str, list[str]] | None = None) -> bool:
     """Bring the rows from `old` to `new` where one is an ancestor of the other (a commit, a pull,
     or a reset or checkout back in history); False when only a full build can (a rebase).
-    `moved` is (since, paths) from the command that moved HEAD: `new` descends from `since` and
-    differs from it in `paths` alone, so where the rows were at `since` git is asked neither."""
+    `moved` is (since, to, paths) from the command that moved HEAD from `since` to `to`, changing
+    `paths` alone: where the rows were at `since` and HEAD is still `to`, git is asked neither."""
     if not old:
         return False
-    if moved is not None and moved[0] == old:
+    if moved is not None and moved[0] == old and moved[1] == new:
         revs = f"{old}..{new}"
-        changes = repo.diff_tree(old, new, "archive") if any(p.startswith("archive/") for p in moved[1]) else []
+        changes = repo.diff_tree(old, new, "archive") if any(p.startswith("archive/") for p in moved[2]) else []
     elif repo.ok("merge-base", "--is-ancestor", old, new):
         revs = f"{old}..{new}"
         changes = repo.diff_tree(old, new, "archive")
@@ -550,14 +550,14 @@ def _upgrade(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     _set_state(db, head, refs, warnings)
 
 
-def refresh(repo: Repo, moved: tuple[str, list[str]] | None = None) -> str:
+def refresh(repo: Repo, moved: tuple[str, str, list[str]] | None = None) -> str:
     """Bring the archive rows to HEAD and to the records this clone knows: 'fresh', 'updated' or
     'rebuilt'. `moved`: see _forward."""
     with catalog.connect(repo) as db:
         return refresh_in(repo, db, moved)
 
 
-def refresh_in(repo: Repo, db: sqlite3.Connection, moved: tuple[str, list[str]] | None = None) -> str:
+def refresh_in(repo: Repo, db: sqlite3.Connection, moved: tuple[str, str, list[str]] | None = None) -> str:
     head = repo.head_quick() or ""
     refs = records.refs(repo)
     if (catalog.get_meta(db, "shadow_commit"), catalog.get_meta(db, "shadow_refs"),

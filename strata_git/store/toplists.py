@@ -83,9 +83,8 @@ _PART = "(f * ?) / (f + ? * (? + ? * d / ?))"  # part(f, d, avgdl), given (K1 + 
 
 
 def listable(term: str, count: int) -> bool:
-    """Whether a query word (as search.idf_weights weighs it) is scored from a list. A plain
-    ASCII word only: the index holds it as the text's own token, so its count in a column is how
-    often it occurs there (FTS5's tokenizer splits such text exactly at its spaces)."""
+    """Whether a query word (as search.idf_weights weighs it) is scored from a list: a plain ASCII
+    word only (FTS5 also holds some words of other text as one: "café" as "cafe"; see _counted)."""
     return LONG < count <= MOST and term.isascii() and term.isalnum() and term.lower() == term
 
 
@@ -109,8 +108,16 @@ def listed(db: sqlite3.Connection, words: Sequence[str] | None = None) -> dict[s
         raise
 
 
-def _counted(cols: Sequence[str], listed: dict[str, tuple[int, float]]) -> tuple[dict[str, float], int]:
-    """({listed word: F}, D) of one row's (title, tags, body) as they were given to FTS5."""
+TOKENIZE = "unicode61 remove_diacritics 2"  # the full-text table's tokenizer (catalog._SCHEMA: a test checks)
+
+
+def _counted(db: sqlite3.Connection, cols: Sequence[str], listed: dict[str, tuple[int, float]]
+             ) -> tuple[dict[str, float], int]:
+    """({listed word: F}, D) of one row's (title, tags, body) as they were given to FTS5. ASCII text
+    is split at its spaces, as FTS5 splits it; other text is handed to FTS5's own tokenizer (it
+    folds "café" into "cafe", and splits at some marks), in a scratch table of this connection."""
+    if not all(c.isascii() for c in cols):
+        return _tokenized(db, cols, listed)
     title, tags, body = cols
     found: dict[str, float] = {}
     length = 0
@@ -120,6 +127,23 @@ def _counted(cols: Sequence[str], listed: dict[str, tuple[int, float]]) -> tuple
         for word in words:
             if word in listed:
                 found[word] = found.get(word, 0.0) + weight
+    return found, length
+
+
+def _tokenized(db: sqlite3.Connection, cols: Sequence[str], listed: dict[str, tuple[int, float]]
+               ) -> tuple[dict[str, float], int]:
+    db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.fold USING fts5(body, title, tags, content = '', "
+               f"tokenize = '{TOKENIZE}')")
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fold_words USING fts5vocab(temp, 'fold', 'instance')")
+    db.execute("INSERT INTO temp.fold (rowid, title, tags, body) VALUES (1, ?, ?, ?)", tuple(cols))
+    weight = dict(zip(_COLUMNS, WEIGHTS, strict=True))
+    found: dict[str, float] = {}
+    length = 0
+    for term, col in db.execute("SELECT term, col FROM temp.fold_words"):
+        length += 1
+        if term in listed:
+            found[term] = found.get(term, 0.0) + weight[col]
+    db.execute("INSERT INTO temp.fold (fold) VALUES ('delete-all')")
     return found, length
 
 
@@ -135,9 +159,9 @@ def added(db: sqlite3.Connection, rows: Iterable[Sequence]) -> None:
         return
     out: dict[int, list[tuple]] = {}
     for doc, *cols in rows:
-        found, length = _counted(cols, listed)
+        found, length = _counted(db, cols, listed)
         if found and not all(c.isascii() for c in cols) and _size(db, doc) != length:
-            clear(db)  # FTS5 split this text elsewhere than at its spaces: lists made afresh when needed
+            clear(db)  # (never seen: FTS5 counted this text otherwise) lists made afresh when needed
             return
         for word, f in found.items():
             tid, avgdl = listed[word]
@@ -154,7 +178,7 @@ def removed(db: sqlite3.Connection, rows: Iterable[Sequence]) -> None:
         return
     out: dict[int, list[tuple[int, int]]] = {}
     for doc, *cols in rows:
-        for word in _counted(cols, listed)[0]:
+        for word in _counted(db, cols, listed)[0]:
             out.setdefault(listed[word][0], []).append((listed[word][0], doc))
     for tid, gone in out.items():
         count = db.executemany("DELETE FROM tops WHERE t = ? AND doc = ?", gone).rowcount
@@ -168,11 +192,32 @@ def clear(db: sqlite3.Connection) -> None:
         db.execute("DELETE FROM top_terms")
 
 
-def _make(db: sqlite3.Connection, term: str, avgdl: float, keep: set[int]) -> int:
-    """A list for `term` from FTS5's own counts: its instances (which memory, which column), then
-    each memory's length. About 4 µs a memory. The oldest lists but those in `keep` make room."""
+def _make(db: sqlite3.Connection, term: str, avgdl: float, keep: set[int]) -> tuple[int, float]:
+    """(id, average length of its keys) of a list for `term` made from FTS5's own counts: its
+    instances (which memory, which column), then each memory's length; about 10 µs a memory. The
+    oldest lists but those in `keep` make room. In a transaction of its own when the caller has
+    none (committed at once: a search holds no write lock while it goes on), taken before the
+    count, so that no other process makes the same list or writes a memory meanwhile."""
+    began = not db.in_transaction
+    if began:
+        db.execute("BEGIN IMMEDIATE")
+    try:
+        made = _made(db, term, avgdl, keep)
+        if began:
+            db.commit()
+        return made
+    except BaseException:
+        if began:
+            db.rollback()
+        raise
+
+
+def _made(db: sqlite3.Connection, term: str, avgdl: float, keep: set[int]) -> tuple[int, float]:
     for statement in SCHEMA:  # (a catalog made before the lists gets their tables here)
         db.execute(statement)
+    there = db.execute("SELECT id, avgdl FROM top_terms WHERE term = ?", (term,)).fetchone()
+    if there:  # made by another process since this one looked
+        return int(there[0]), float(there[1])
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.docs_instance USING fts5vocab(main, 'docs', 'instance')")
     weighed = " ".join(f"WHEN '{c}' THEN {w}" for c, w in zip(_COLUMNS, WEIGHTS, strict=True))
     rows = []
@@ -193,7 +238,7 @@ def _make(db: sqlite3.Connection, term: str, avgdl: float, keep: set[int]) -> in
     made = db.execute("INSERT INTO top_terms (term, avgdl, rows, made) VALUES (?,?,?,?)",
                       (term, avgdl, len(rows), time.time_ns())).lastrowid
     db.executemany("INSERT INTO tops VALUES (?,?,?,?,?)", ((made, *r) for r in rows))
-    return int(made or 0)
+    return int(made or 0), avgdl
 
 
 class Scored(NamedTuple):
@@ -220,7 +265,7 @@ def best(db: sqlite3.Connection, words: list[tuple[str, float]], known: dict[int
         if word not in have:
             if not make:
                 return None
-            have[word] = (_make(db, word, now.avgdl, keep), now.avgdl)
+            have[word] = _make(db, word, now.avgdl, keep)
             keep.add(have[word][0])
         tid, avgdl = have[word]
         lists.append((tid, idf, max(1.0, now.avgdl / avgdl) if avgdl > 0 else 1.0))

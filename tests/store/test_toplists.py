@@ -143,7 +143,7 @@ def test_lists_follow_memories_archived_pruned_and_recalled(tmp_path: Path, monk
     check_counts(vault)
 
 
-def test_text_fts5_splits_elsewhere_than_at_its_spaces_drops_the_lists():
+def test_text_fts5_splits_elsewhere_than_at_its_spaces_is_counted_as_fts5_counts_it():
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, title, tags, content = '', "
                "tokenize = \"unicode61 remove_diacritics 2\")")
@@ -160,13 +160,15 @@ def test_text_fts5_splits_elsewhere_than_at_its_spaces_drops_the_lists():
     split = (9, "kalo", "", "kalo naïve-ish")  # one word at its spaces, three to FTS5
     db.execute("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", split)
     toplists.added(db, [split])
-    assert toplists.listed(db) == {}  # made again, from FTS5's own counts, when next needed
+    tid = toplists.listed(db)["kalo"][0]
+    assert toplists.listed(db)["kalo"][2] == 9
+    assert db.execute("SELECT f, d FROM tops WHERE t = ? AND doc = 9", (tid,)).fetchone() == (6.0, 4)
 
 
-def _fts5() -> sqlite3.Connection:
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, title, tags, content = '', "
-               "tokenize = \"unicode61 remove_diacritics 2\")")
+def _fts5(path: str = ":memory:") -> sqlite3.Connection:
+    db = sqlite3.connect(path)
+    db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(body, title, tags, content = '', "
+               f"tokenize = '{toplists.TOKENIZE}')")
     return db
 
 
@@ -193,3 +195,90 @@ def test_a_list_made_when_memories_were_shorter_still_finds_the_best_first():
     assert idf > 0 and all(abs(s.score * idf + r) < 1e-9 for s, (r,) in zip(found, db.execute(
         "SELECT bm25(docs, 1.0, 5.0, 3.0) FROM docs WHERE docs MATCH 'kalo' ORDER BY bm25(docs, 1.0, 5.0, 3.0) "
         "LIMIT 3"), strict=False))
+
+
+def test_the_lists_use_the_catalogs_tokenizer():
+    assert f'tokenize = "{toplists.TOKENIZE}"' in catalog._SCHEMA
+
+
+def test_a_word_fts5_folds_into_a_listed_one_joins_and_leaves_its_list():
+    """FTS5 holds "café" as "cafe" (and "a\u0305b" as two words): text that is not ASCII is counted
+    by FTS5's own tokenizer, so the list stays every memory FTS5 finds the word in."""
+    db = _fts5()
+    _add(db, [(i, "", "", "cafe latte") for i in range(1, 11)])
+    toplists.best(db, [("cafe", 1.0)], {}, 3)
+    assert toplists.listed(db)["cafe"][2] == 10
+    accented = [(11, "", "", "café café crème"), (12, "", "", "a\u0305cafe b\u0305 naïve")]
+    _add(db, accented)
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS docs_vocab USING fts5vocab(docs, 'row')")
+    held = db.execute("SELECT doc FROM docs_vocab WHERE term = 'cafe'").fetchone()[0]
+    assert toplists.listed(db)["cafe"][2] == held == 12
+    best = sorted(toplists.best(db, [("cafe", 1.0)], {}, 1), key=lambda s: -s.score)
+    assert best[0].doc == 11  # twice, in a short memory
+    db.execute("INSERT INTO docs (docs, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)", accented[0])
+    toplists.removed(db, [accented[0]])
+    assert toplists.listed(db)["cafe"][2] == 11
+    assert 11 not in {s.doc for s in toplists.best(db, [("cafe", 1.0)], {}, 20)}
+
+
+def test_a_list_another_process_made_meanwhile_is_taken_not_made_again(tmp_path: Path):
+    path = str(tmp_path / "c.sqlite")
+    first, second = _fts5(path), _fts5(path)
+    _add(first, [(i, "", "", "kalo miren") for i in range(1, 9)])
+    made = toplists._make(first, "kalo", toplists.stats(first).avgdl, set())
+    assert not first.in_transaction  # committed at once: no write lock held through the search
+    assert toplists._make(second, "kalo", toplists.stats(second).avgdl, set()) == made
+    assert second.execute("SELECT count(*) FROM top_terms").fetchone()[0] == 1
+
+
+def test_the_shadow_index_asks_git_again_when_head_moved_past_the_commands_commit(tmp_path: Path):
+    """follow_head's shortcut (the paths a command changed) holds only while HEAD is the commit the
+    command made: an archived memory removed by a later commit still leaves the shadow index."""
+    from strata_git.app.init import init
+    from strata_git.app.vault import Vault
+    from strata_git.store import shadow
+
+    rng = random.Random(9)
+    root = tmp_path / "mem"
+    init(str(root))
+    for i in range(6):
+        (root / "active/notes").mkdir(parents=True, exist_ok=True)
+        (root / f"active/notes/n{i}.md").write_text(text(rng), encoding="utf-8")
+    commit_at(root, T0 - 300 * DAY, "old")
+    vault = Vault.open(str(root))
+    vault.janitor(now=T0 + DAY)
+    vault.janitor(now=T0 + DAY)
+    gone = sorted(p.relative_to(root).as_posix() for p in (root / "archive").rglob("*.md"))[0]
+    since = git(root, "rev-parse", "HEAD").stdout.decode().strip()
+    shadow.refresh(vault.repo)
+    (root / "active/notes").mkdir(parents=True, exist_ok=True)
+    (root / "active/notes/new.md").write_text("# New\n", encoding="utf-8")
+    commit_at(root, T0 + 2 * DAY, "the command's commit")
+    to = git(root, "rev-parse", "HEAD").stdout.decode().strip()
+    git(root, "rm", "-q", gone)
+    commit_at(root, T0 + 2 * DAY, "another, right after")
+    with catalog.connect(vault.repo) as db:
+        assert shadow.refresh_in(vault.repo, db, (since, to, ["active/notes/new.md"])) == "updated"
+        assert db.execute("SELECT count(*) FROM archived WHERE path = ?", (gone,)).fetchone()[0] == 0
+
+
+def test_a_search_as_of_a_past_commit_counts_the_words_of_its_versions(vault, monkeypatch):
+    """An as-of search indexes past versions for the query alone (rolled back after): they go
+    through the lists too, since a listed word's count comes from its list."""
+    monkeypatch.setattr(toplists, "LONG", 3)
+    for i in range(12):
+        vault.write(f"notes/k{i:02d}", f"# K{i}\n\nkalo miren {'tovo ' * (i % 3)}\n".encode())
+    past = git(Path(vault.repo.root), "rev-parse", "HEAD").stdout.decode().strip()
+    for i in range(8):
+        vault.write(f"notes/k{i:02d}", f"# K{i}\n\nsenar tovo\n".encode())
+    asked = ["kalo", "kalo tovo", "miren"]
+    for q in asked:
+        vault.search(q)
+        vault.search(q)  # (the lists made)
+    with catalog.connect(vault.repo) as db:
+        assert {"kalo", "miren"} <= set(toplists.listed(db))
+    listed = [[(h.name, h.score) for h in vault.search(q, as_of=past)] for q in asked]
+    with catalog.connect(vault.repo) as db:
+        toplists.clear(db)
+    exact = [[(h.name, h.score) for h in vault.search(q, as_of=past)] for q in asked]
+    assert listed == exact and all(len(hits) >= 10 for hits in exact[:1])

@@ -414,7 +414,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
             pushing = start_push(repo, w, specs)
             try:
                 # Only `changed` differ from `ours`, which the catalog may reflect; else a full scan.
-                txn.follow_head(repo, cfg, since=ours, paths=changed if changed and ours else None)
+                txn.follow_head(repo, cfg, since=ours, paths=changed if changed and ours else None, to=head)
             except BaseException:
                 if pushing is not None:
                     pushing.kill()
