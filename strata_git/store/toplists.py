@@ -147,11 +147,6 @@ def _tokenized(db: sqlite3.Connection, cols: Sequence[str], listed: dict[str, tu
     return found, length
 
 
-def _size(db: sqlite3.Connection, doc: int) -> int | None:
-    row = db.execute("SELECT sz FROM docs_docsize WHERE id = ?", (doc,)).fetchone()
-    return sum(varints(row[0])) if row else None
-
-
 def added(db: sqlite3.Connection, rows: Iterable[Sequence]) -> None:
     """Rows (id, title, tags, body) just given to FTS5: each list of a word they hold takes them."""
     listed = _listed(db)
@@ -160,9 +155,6 @@ def added(db: sqlite3.Connection, rows: Iterable[Sequence]) -> None:
     out: dict[int, list[tuple]] = {}
     for doc, *cols in rows:
         found, length = _counted(db, cols, listed)
-        if found and not all(c.isascii() for c in cols) and _size(db, doc) != length:
-            clear(db)  # (never seen: FTS5 counted this text otherwise) lists made afresh when needed
-            return
         for word, f in found.items():
             tid, avgdl = listed[word]
             out.setdefault(tid, []).append((tid, doc, f, length, part(f, length, avgdl)))
