@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import IO, TYPE_CHECKING, NamedTuple
 
 from strata_git.errors import GitFailed, NotFound, Refused
@@ -155,6 +155,21 @@ def finish(proc: subprocess.Popen[bytes]) -> subprocess.CompletedProcess[bytes]:
         raise GitFailed(f"git {_command(argv)} did not finish in {limit} s",
                         "check for a hung hook or remote") from None
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def finish_while(proc: subprocess.Popen[bytes], steps: Iterator[None] | None) -> subprocess.CompletedProcess[bytes]:
+    """finish(proc), taking `steps` one at a time meanwhile (Python's work while git works): each
+    step is short, so git's end is noticed at most a step late. Steps left over stay in `steps`
+    (for git's next wait). For a git that writes little: one blocked on a full pipe waits for
+    the steps to run out."""
+    if steps is not None:
+        try:
+            for _ in steps:
+                if proc.poll() is not None:
+                    break
+        except Exception:  # noqa: BLE001 - the steps only get ahead of later work, which then does it itself
+            pass
+    return finish(proc)
 
 
 def error_line(stderr: bytes) -> str:

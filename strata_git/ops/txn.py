@@ -38,7 +38,7 @@ from typing import NamedTuple
 from strata_git.core import contract, names
 from strata_git.core.config import Config
 from strata_git.errors import Refused
-from strata_git.gitio import partial, procs, safefs, trees
+from strata_git.gitio import git, partial, procs, safefs, trees
 from strata_git.gitio.git import Repo, run
 from strata_git.store import access
 
@@ -119,32 +119,39 @@ def move(repo: Repo, old: str, moves: list[tuple[str, str]], text: Callable[[dic
     return new
 
 
-def advance(repo: Repo, old: str, new: str, paths: list[str], reflog: str) -> None:
+def advance(repo: Repo, old: str, new: str, paths: list[str], reflog: str,
+            meanwhile: Iterator[None] | None = None) -> None:
     """Move HEAD from `old` to `new`, a commit made elsewhere (a sync's fast-forward or merge)
     whose changed `paths` the caller checked are clean here, and bring the index and working
-    tree along: steps 3 to 5 of the protocol above, so `recover()` finishes or undoes it."""
+    tree along: steps 3 to 5 of the protocol above, so `recover()` finishes or undoes it.
+    `meanwhile`: steps of work to run while git moves HEAD and checks the files out."""
     if _index_locked(repo):
         raise Refused("another git process is using the index (.git/index.lock exists); nothing was changed",
                       "run it again when that git command has finished")
     moves = [(p, p) for p in paths]
     _drop(repo, INDEX, INDEX_LOCK)
     _write_journal(repo, {"old": old, "new": new, "moves": moves, "pid": os.getpid()})
-    moved = run(["update-ref", "-m", reflog, "HEAD", new, old], repo.root, check=False)
+    moved = git.finish_while(git.start(["update-ref", "-m", reflog, "HEAD", new, old], repo.root), meanwhile)
     if moved.returncode != 0:
         _drop(repo, JOURNAL)
         raise Refused("HEAD moved meanwhile (another git command committed); nothing was changed", "run it again")
     # read-tree refuses a file whose stat data is stale ("not uptodate"): refresh those it will
     # change (a whole-index refresh costs a stat of every file).
     on_disk = [p for p in paths if os.path.lexists(os.path.join(repo.root, p))]
-    _finish(repo, old, new, moves, refresh=on_disk)
+    _finish(repo, old, new, moves, refresh=on_disk, meanwhile=meanwhile)
     _drop(repo, JOURNAL, INDEX, INDEX_LOCK)
 
 
 def _finish(repo: Repo, old: str, new: str, moves: list[list[str]] | list[tuple[str, str]],
-            refresh: list[str] | None = None) -> None:
+            refresh: list[str] | None = None, meanwhile: Iterator[None] | None = None) -> None:
     """Bring the real index and working tree from old to new, waiting out a git that holds
     index.lock; if it never lets go, the journal stays and the next cycle finishes the job.
-    The index's stat data is refreshed first: for every file, or only for `refresh`."""
+    read-tree refuses to change a file whose stat data is stale ("not uptodate") and then writes
+    nothing, so it is tried first; after a refusal the stat data is refreshed (for every file, or
+    only for `refresh`) before each try: a refresh stats every file it is given, and is seldom
+    needed. `meanwhile` runs while the first try does."""
+    if git.finish_while(git.start(["read-tree", "-m", "-u", old, new], repo.root), meanwhile).returncode == 0:
+        return
     for _ in range(50):
         if refresh is None:
             repo.git("update-index", "-q", "--refresh", check=False)
@@ -430,10 +437,12 @@ def follow_head(repo: Repo, cfg: Config, since: str | None = None, paths: list[s
     again); without them the working tree is scanned. `to`: the commit the operation moved HEAD to,
     given by one that still holds the lock (the shadow index then asks git nothing more while HEAD
     is still there). (The full-text index follows on its next query.)"""
+    from strata_git.store import history, index_md, shadow  # here: a sync with nothing new never needs them
+
     moved = None
     if since and paths is not None:
-        moved = (paths, repo.tree_of(since))
-    from strata_git.store import index_md, shadow  # here: a sync with nothing new never needs them
+        described = history.known(repo, [since]).get(since)
+        moved = (paths, described.tree if described else repo.tree_of(since))
 
     index_md.refresh(repo, cfg.max_memory_bytes, moved=moved)
     shadow.refresh(repo, (since, to, paths) if since and to and paths is not None else None)

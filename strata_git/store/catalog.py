@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, NamedTuple
 
-from strata_git.core import contract
+from strata_git.core import contract, memory
 from strata_git.core.entries import Entry, Scan, clean
 from strata_git.core.memory import UNSAFE_TO_DISPLAY
 from strata_git.core.names import SUFFIX, TIERS, refusal
@@ -301,20 +301,28 @@ def allocate(db: sqlite3.Connection, count: int) -> int:
     return start
 
 
-def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo, name_ok: bool = False
+def _describe(root: str, rel: str, limit: int, memo: memory.Memo, name_ok: bool = False
               ) -> tuple[tuple, tuple | None]:
     """((title, type, tags, problem, frontmatter hash, project) cleaned for display, the full-text
     row (title, tags, body) or None) of one file; `name_ok`: its name is known to be one `write`
-    accepts."""
-    from collections import Counter
-
-    from strata_git.core import memory, textindex
-
-    raw = b""
-    name = rel.partition("/")[2][: -len(SUFFIX)]
+    accepts. A description primed for these very bytes (`primer`) is taken as it is."""
     try:
         with open(os.path.join(root, rel), "rb") as f:
             raw = f.read(limit + 1)
+    except OSError as e:
+        return ("", "note", "", f"unreadable ({e.strerror})", "", ""), None
+    primed = _PRIMED.pop((rel, limit, raw), None) if _PRIMED else None
+    return primed or _described(rel, raw, limit, memo, name_ok)
+
+
+def _described(rel: str, raw: bytes, limit: int, memo: memory.Memo, name_ok: bool) -> tuple[tuple, tuple | None]:
+    """_describe() of a file's bytes `raw` (read up to limit + 1)."""
+    from collections import Counter
+
+    from strata_git.core import textindex
+
+    name = rel.partition("/")[2][: -len(SUFFIX)]
+    try:
         if len(raw) > limit:
             return ("", "note", "", f"over the {limit}-byte limit", "", ""), None
         mem = memory.parse(raw, rel, memo)
@@ -324,8 +332,62 @@ def _describe(root: str, rel: str, limit: int, memo: FrontmatterMemo, name_ok: b
     except StrataError as e:  # indexed as its archive record would be: the whole text as body
         doc = textindex.document("", (), "note", name, Counter(textindex.tokens(raw.decode("utf-8", "replace"))))
         return ("", "note", "", clean(e.message), "", ""), doc
-    except OSError as e:
-        return ("", "note", "", f"unreadable ({e.strerror})", "", ""), None
+
+
+# Descriptions made ahead by `primer`, by (path, limit, bytes): update() takes one only for the
+# same bytes at the same path, so what it takes is what it would have made.
+_PRIMED: dict[tuple[str, int, bytes], tuple[tuple, tuple | None]] = {}
+PRIMED_MAX = 1000  # memories primed at most (a checkout's length of work, not a whole clone's)
+_PRIMED_FRONTMATTER: dict[str, dict] = {}  # what the primer parsed, written by the next update()
+
+
+class _ReadOnlyMemo:
+    """FrontmatterMemo that never writes (the primer's connection must take no lock): what it
+    learns waits in _PRIMED_FRONTMATTER."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.known = FrontmatterMemo(db)
+
+    def get(self, key: str) -> dict | None:
+        return _PRIMED_FRONTMATTER.get(key) or self.known.get(key)
+
+    def put(self, key: str, meta: dict) -> None:
+        _PRIMED_FRONTMATTER[key] = meta
+
+
+def primer(repo: Repo, commit: str, paths: list[str], limit: int) -> Iterator[None]:
+    """Describe the memories at `paths` as `commit` holds them, one a step, for the update() that
+    follows a checkout of them (a sync runs the steps while git checks them out: txn.advance).
+    Only reads: the catalog is not written, and nothing is locked between steps. Whatever fails
+    leaves the rest for update() to describe as it always does."""
+    _PRIMED.clear()
+    _PRIMED_FRONTMATTER.clear()
+    wanted = [p for p in dict.fromkeys(paths) if p.endswith(SUFFIX) and p.partition("/")[0] in ("active", "cooled")]
+    wanted = wanted[:PRIMED_MAX]  # (their bytes are read at once)
+    if not wanted:
+        return
+    try:
+        contents = repo.objects([f"{commit}:{p}" for p in wanted])
+        yield
+        path = os.path.join(repo.state_dir(), contract.CATALOG)
+        quoted = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")  # (an URI's own characters)
+        db = sqlite3.connect(f"file:{quoted}?mode=ro", uri=True, timeout=0.05)
+    except (StrataError, sqlite3.Error, OSError):
+        return
+    try:
+        if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            return
+        healthy = _healthy(db, wanted)
+        memo = _ReadOnlyMemo(db)
+        for rel, raw in zip(wanted, contents, strict=True):
+            if raw is not None:
+                raw = raw[:limit + 1]
+                _PRIMED[(rel, limit, raw)] = _described(rel, raw, limit, memo, rel in healthy)
+                yield
+    except sqlite3.Error:
+        return
+    finally:
+        db.close()
 
 
 def name_problem(rel: str) -> str:
@@ -617,6 +679,9 @@ def _changed(db: sqlite3.Connection) -> None:
 def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int = 1024 * 1024) -> set[tuple[str, str]]:
     """Re-examine only `paths` (a hook knows what a commit touches); the (tier, folder)s touched."""
     touched, rows, memo = set(), [], FrontmatterMemo(db)
+    for key, meta in _PRIMED_FRONTMATTER.items():  # what a primer learned, kept now
+        memo.put(key, meta)
+    _PRIMED_FRONTMATTER.clear()
     paths = list(dict.fromkeys(paths))  # (each once: a path twice would make two rows)
     healthy = _healthy(db, paths)
     for rel in paths:
@@ -633,6 +698,7 @@ def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int 
         else:
             _forget_docs(db, [rel])
             db.execute("DELETE FROM memories WHERE path = ?", (rel,))
+    _PRIMED.clear()  # (what it did not take is of no further use)
     _upsert(db, rows)
     _changed(db)
     return touched

@@ -17,11 +17,12 @@ import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from typing import NamedTuple
 
 from strata_git.core import contract, untrusted
 from strata_git.core.names import SUFFIX, split_path
+from strata_git.errors import StrataError
 from strata_git.gitio.git import Repo
 
 CACHE_VERSION = 5  # a SQLite table of (name, time) and the commit it reflects
@@ -196,10 +197,49 @@ class Head(NamedTuple):
     parents: tuple[str, ...]
 
 
+_HEADS: dict[str, Head] = {}  # commits asked about before (a commit's tree and parents never change)
+
+
 def head(repo: Repo) -> Head | None:
-    """HEAD's commit, tree and parents in one git call (None on an unborn branch)."""
+    """HEAD's commit, tree and parents in one git call (None on an unborn branch); none for a
+    commit `known` already described."""
+    found = _HEADS.get(repo.head_quick() or "")
+    if found is not None:
+        return found
     out = repo.git("log", "-1", "--format=%H %T %P", "HEAD", "--", check=False).decode().split()
-    return Head(out[0], out[1], tuple(out[2:])) if len(out) >= 2 else None
+    return _kept(Head(out[0], out[1], tuple(out[2:]))) if len(out) >= 2 else None
+
+
+def known(repo: Repo, commits: list[str]) -> dict[str, Head]:
+    """{commit: Head} of `commits` (full ids), in one git call for those not asked about before."""
+    asked = [c for c in dict.fromkeys(commits) if c not in _HEADS]
+    if asked:
+        out = repo.git("log", "--no-walk=unsorted", "--format=%H %T %P", *asked, "--").decode().splitlines()
+        for line in out:
+            parts = line.split()
+            if len(parts) >= 2:
+                _kept(Head(parts[0], parts[1], tuple(parts[2:])))
+    return {c: _HEADS[c] for c in commits if c in _HEADS}
+
+
+def _kept(found: Head) -> Head:
+    if len(_HEADS) >= 1000:  # (a long-running server asks about many)
+        _HEADS.clear()
+    _HEADS[found.commit] = found
+    return found
+
+
+def ahead(repo: Repo, old: str, new: str) -> Iterator[None]:
+    """Steps that bring the last-change table to `new` before HEAD moves there from `old` (a sync
+    runs them while git checks its files out: txn.advance); describing both commits first. The
+    table follows any commit, so it is right whether or not HEAD gets there."""
+    try:
+        at = known(repo, [old, new]).get(new)
+        yield
+        if at is not None:
+            last_changed(repo, at, ())
+    except (StrataError, sqlite3.Error):  # (then the refresh after the move does it, and says why)
+        return
 
 
 def last_changed(repo: Repo, at: Head | None, names: Iterable[str] | None = None) -> dict[str, int]:

@@ -6,12 +6,15 @@ shadow index follow the new HEAD."""
 
 from __future__ import annotations
 
+import datetime
+import json
 from pathlib import Path
 
 import pytest
 
 from conftest import bare_remote, git, strata
 from strata_git.app.vault import Vault
+from strata_git.core import contract
 from strata_git.gitio.git import discover
 from strata_git.ops.sync import early
 
@@ -101,13 +104,18 @@ def test_the_push_runs_while_the_indexes_follow_the_merge(pair, tmp_path: Path):
     other.write("projects/koda", b"# Koda\n\nsecond\n")
     other.sync()
     here.write("projects/lamp", b"# Lamp\n\nhere\n")
-    trace = tmp_path / "trace"
-    proc = strata(Path(here.repo.root), "sync", "--json", env={"GIT_TRACE": str(trace)})
+    trace, events = tmp_path / "trace", tmp_path / "events"
+    proc = strata(Path(here.repo.root), "sync", "--json", env={"GIT_TRACE": str(trace),
+                                                                "GIT_TRACE2_EVENT": str(events)})
     assert proc.returncode == 0, proc.stderr
     assert b'"integrated": "merge"' in proc.stdout and b'"pushed": true' in proc.stdout
     ran = _builtins(trace)
-    after_merge = ran[ran.index("read-tree"):]  # the merge's checkout, then the indexes and the push
-    assert "push" in after_merge and "log" in after_merge[after_merge.index("push"):], after_merge
+    assert "push" in ran[ran.index("read-tree"):], ran  # the merge's checkout, then the push
+    # ... started before the catalog followed the merge
+    started = [json.loads(line) for line in events.read_text().splitlines()]
+    [push] = [e["time"] for e in started if e.get("event") == "start" and e.get("argv", [None, None])[1] == "push"]
+    pushed_at = datetime.datetime.fromisoformat(push.replace("Z", "+00:00")).timestamp()
+    assert pushed_at < (Path(here.repo.git_dir) / "strata" / contract.CATALOG).stat().st_mtime
     other.sync()
     assert (Path(other.repo.root) / "active/projects/lamp.md").read_text() == "# Lamp\n\nhere\n"
     assert here.search("lamp")[0].name == "projects/lamp"  # the catalog followed the merge

@@ -22,6 +22,7 @@ simply gets the lost commits again, since this clone still has them.
 
 from __future__ import annotations
 
+import itertools
 import random
 import subprocess
 import time
@@ -265,7 +266,12 @@ def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, 
     assert ours is not None, "an unborn HEAD cannot be moved from"  # it never could: git was given None
     changed = _refuse_dirty(repo, ours, new, listed, left)
     _fetch_needed(repo, w, new, changed)
-    txn.advance(repo, ours, new, changed, f"strata: sync {how} with {w.remote}/{branch}")
+    from strata_git.store import catalog, history  # (loaded while the fetch ran: UPKEEP)
+
+    # While git checks the files out: the last-change table brought to the new commit, and the
+    # changed memories described for the catalog.
+    steps = itertools.chain(history.ahead(repo, ours, new), catalog.primer(repo, new, changed, cfg.max_memory_bytes))
+    txn.advance(repo, ours, new, changed, f"strata: sync {how} with {w.remote}/{branch}", meanwhile=steps)
     return how, new, decisions, changed
 
 
