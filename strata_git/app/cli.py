@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn
 
 from strata_git import __version__
 from strata_git.errors import StrataError
 
+TYPE_CHECKING = False  # (typing and collections are not loaded before a sync's fetch starts: launch.py)
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
+    from typing import Any, NoReturn
 
 
 def __getattr__(name: str) -> Any:
@@ -98,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv == ["--version"]:  # what argparse would print, without building the parser
         print(f"git-strata {__version__}")
         return 0
+    if argv[:1] == ["sync"]:  # its fetch starts before the command table is even read
+        from strata_git.ops.sync import launch
+
+        launch.begin(argv[1:])
     from strata_git.app.commands import BY_NAME
 
     command = BY_NAME.get(argv[0]) if argv else None

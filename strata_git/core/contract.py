@@ -8,8 +8,7 @@ Everything here is data and pure functions: no git, no files.
 
 from __future__ import annotations
 
-import json
-import re
+import re  # (json is imported where used: a sync's launch reads the names here before loading it)
 
 # -- the working tree -----------------------------------------------------------------------
 
@@ -57,6 +56,8 @@ RECORD = "Strata-Record"  # a janitor commit, one per blob it archives: "<blob> 
 
 def trailer_value(value: object) -> str:
     """A JSON trailer value on one line: compact, non-ASCII kept as it is."""
+    import json
+
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -113,6 +114,7 @@ CHANGES = "changes.sqlite"  # each memory's last change in history (history.py)
 INDEX_MD_TREE = "router-tree"  # the tree index.md and the catalog were last brought to
 SYNC_KEPT = "sync.kept.json"  # edits a sync kept uncommitted: {path: blob it was based on}
 SYNC_COMMITTING = "sync.committing"  # pid of a sync inside `git commit`
+SYNC_LAUNCH = "sync.launch"  # what a sync's launch needs to fetch before it loads more (launch.py)
 CAPTURE_COMMITTING = "capture.committing"  # pid of a capture inside `git commit`
 SECRETS_ALLOW = "secrets-allow"  # fingerprints of secret false positives this clone allows (allowlist.py)
 SERVE_LOCK, SERVE_PID, SERVE_LOG = "serve.lock", "serve.pid", "serve.log"  # `git strata serve`

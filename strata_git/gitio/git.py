@@ -1,4 +1,5 @@
-"""The only module that runs git, and the queries whose output git-strata reads.
+"""The module that runs git (with spawn.py, which starts a sync's first git processes before
+subprocess is loaded), and the queries whose output git-strata reads.
 
 git is always called with an argv list, `--` before paths, literal pathspecs and
 STRATA_INTERNAL=1 in its environment, so git-strata's own hook shims exit at once
@@ -18,6 +19,9 @@ from collections.abc import Generator, Iterator
 from typing import IO, TYPE_CHECKING, NamedTuple
 
 from strata_git.errors import GitFailed, NotFound, Refused
+from strata_git.gitio import spawn
+from strata_git.gitio.spawn import Spawned, head_branch
+from strata_git.gitio.spawn import env as _env
 
 if TYPE_CHECKING:
     import threading
@@ -29,22 +33,6 @@ TIMEOUT = 300  # seconds any local git command may take: past it, something hang
 # a million shadow records, which a busy server took more than TIMEOUT to pack. An hour, then.
 TRANSFER_TIMEOUT = 3600
 _TRANSFERS = frozenset({"clone", "fetch", "push", "ls-remote"})
-
-
-def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env["STRATA_INTERNAL"] = "1"
-    env["GIT_LITERAL_PATHSPECS"] = "1"
-    # `git status` would otherwise take index.lock to write back refreshed stat data: a process
-    # killed then (a janitor while planning) would leave a lock that blocks everyone.
-    env["GIT_OPTIONAL_LOCKS"] = "0"
-    # In a pruned clone, git would quietly download an archived blob whenever a command touched
-    # one (a rename check, a checkout): git-strata fetches explicitly, in batches, or not at all.
-    env["GIT_NO_LAZY_FETCH"] = "1"
-    env.pop("GIT_PREFIX", None)
-    if extra:
-        env.update(extra)
-    return env
 
 
 BULK = 2000  # objects from which libgit2 pays for its import in a one-shot command
@@ -143,7 +131,7 @@ def start(args: list[str], cwd: str, stdout: int = subprocess.DEVNULL,
         raise GitFailed("git is not installed or not on PATH", "install git 2.39 or newer") from None
 
 
-def finish(proc: subprocess.Popen[bytes]) -> subprocess.CompletedProcess[bytes]:
+def finish(proc: subprocess.Popen[bytes] | Spawned) -> subprocess.CompletedProcess[bytes]:
     """Wait for a git `start`ed, within the time `run` gives the same command (check=False)."""
     argv = [str(a) for a in proc.args[1:]] if isinstance(proc.args, list) else []
     limit = TRANSFER_TIMEOUT if _command(argv) in _TRANSFERS else TIMEOUT
@@ -154,10 +142,11 @@ def finish(proc: subprocess.Popen[bytes]) -> subprocess.CompletedProcess[bytes]:
         proc.communicate()
         raise GitFailed(f"git {_command(argv)} did not finish in {limit} s",
                         "check for a hung hook or remote") from None
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    return subprocess.CompletedProcess(proc.args, proc.wait(), out, err)
 
 
-def finish_while(proc: subprocess.Popen[bytes], steps: Iterator[None] | None) -> subprocess.CompletedProcess[bytes]:
+def finish_while(proc: subprocess.Popen[bytes] | Spawned, steps: Iterator[None] | None
+                 ) -> subprocess.CompletedProcess[bytes]:
     """finish(proc), taking `steps` one at a time meanwhile (Python's work while git works): each
     step is short, so git's end is noticed at most a step late. Steps left over stay in `steps`
     (for git's next wait). For a git that writes little: one blocked on a full pipe waits for
@@ -277,15 +266,8 @@ class Repo(NamedTuple):
         return found if found is not None else self.head()
 
     def branch_quick(self) -> str | None:
-        """The branch HEAD names, read from .git/HEAD (no git process); None for a detached HEAD
-        and wherever the file cannot say (a reftable's HEAD names `.invalid`): ask git then."""
-        try:
-            with open(os.path.join(self.git_dir, "HEAD"), encoding="utf-8") as f:
-                value = f.read().strip()
-        except (OSError, UnicodeDecodeError):
-            return None
-        branch = value[len("ref: refs/heads/"):] if value.startswith("ref: refs/heads/") else ""
-        return branch if branch and branch != ".invalid" else None
+        """The branch HEAD names, read from .git/HEAD (no git process): spawn.head_branch."""
+        return head_branch(self.git_dir)
 
     def head(self) -> str | None:
         proc = run(["rev-parse", "-q", "--verify", "HEAD^{commit}"], self.root, check=False)
@@ -564,7 +546,7 @@ def require_identity(cwd: str) -> None:
                       "git config --global user.email you@example.com")
 
 
-DISCOVER = ["rev-parse", "--show-toplevel", "--absolute-git-dir"]  # what discover() asks git, from the folder
+DISCOVER = spawn.DISCOVER
 
 
 def discover(path: str = ".") -> Repo:

@@ -214,6 +214,12 @@ def refs(repo: Repo) -> dict[str, str]:
     return found
 
 
+def shadow_in(listed: dict[str, str]) -> dict[str, str]:
+    """refs() from a listing of the refs under contract.SHADOW_REFS and REMOTE_REFS that git gave
+    ({ref: commit}: a sync's launch asked for them before its fetch, with the tracking branch)."""
+    return {ref: oid for ref, oid in listed.items() if _is_shadow(ref) and OID.fullmatch(oid)}
+
+
 def _is_shadow(ref: str) -> bool:
     mine = ref.startswith(contract.SHADOW_REFS) and "/" not in ref[len(contract.SHADOW_REFS):]
     return mine or bool(_REMOTE.fullmatch(ref))

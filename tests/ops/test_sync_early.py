@@ -16,7 +16,7 @@ from conftest import bare_remote, git, strata
 from strata_git.app.vault import Vault
 from strata_git.core import contract
 from strata_git.gitio.git import discover
-from strata_git.ops.sync import early
+from strata_git.ops.sync import early, launch
 
 
 @pytest.fixture
@@ -40,22 +40,56 @@ def _builtins(trace: Path) -> list[str]:
     return [line.split()[0] if not line.startswith("-c ") else line.split()[2] for line in lines]
 
 
-def test_the_command_line_fetches_once_before_the_round_reads_the_remote(pair, tmp_path: Path):
-    here, other = pair
-    other.write("projects/koda", b"# Koda\n\nsecond\n")
-    other.sync()
-    trace = tmp_path / "trace"
-    proc = strata(Path(here.repo.root), "sync", "--json", env={"GIT_TRACE": str(trace)})
+def _sync_traced(here: Vault, tmp_path: Path) -> tuple[list[str], bool]:
+    """(the git commands a CLI sync ran, whether launch.py started its fetch: `git -C ROOT fetch`)."""
+    trace, events = tmp_path / "trace", tmp_path / "events"
+    for f in (trace, events):
+        f.unlink(missing_ok=True)
+    proc = strata(Path(here.repo.root), "sync", "--json",
+                  env={"GIT_TRACE": str(trace), "GIT_TRACE2_EVENT": str(events)})
     assert proc.returncode == 0, proc.stderr
     assert b'"integrated": "fast-forward"' in proc.stdout
-    assert (Path(here.repo.root) / "active/projects/koda.md").read_text() == "# Koda\n\nsecond\n"
     ran = _builtins(trace)
-    assert ran.count("fetch") == 1, ran
-    # started once the repository, the remote's url and the refs from before it were read (the three
-    # are asked side by side, so in any order), and the round asks git none of that again
-    assert sorted(ran[:3]) == ["config", "for-each-ref", "rev-parse"] and ran[3] == "fetch", ran
-    assert ran.count("config") == 1 and "symbolic-ref" not in ran, ran
-    assert trace.read_text().count("--show-toplevel") == 1
+    assert ran.count("fetch") == 1 and trace.read_text().count("--show-toplevel") == 1, ran
+    assert ran.count("config") == 1 and "symbolic-ref" not in ran, ran  # the round asks none of it again
+    started = [json.loads(line) for line in events.read_text().splitlines()]
+    [fetch] = [e["argv"] for e in started if e.get("event") == "start" and "fetch" in e.get("argv", [])[:6]]
+    return ran, fetch[1:3] == ["-C", here.repo.root]
+
+
+def test_the_command_line_fetches_once_before_the_round_reads_the_remote(pair, tmp_path: Path):
+    here, other = pair
+    for text in ("second", "third"):
+        other.write("projects/koda", f"# Koda\n\n{text}\n".encode())
+        other.sync()
+        ran, launched = _sync_traced(here, tmp_path)
+        assert launched == (text == "third")
+        assert (Path(here.repo.root) / "active/projects/koda.md").read_text() == f"# Koda\n\n{text}\n"
+        # started once the repository, its remotes and the refs from before it were read (the three
+        # are asked side by side, so in any order)
+        assert sorted(ran[:3]) == ["config", "for-each-ref", "rev-parse"] and ran[3] == "fetch", ran
+    # the second time by launch.py, before the command's modules were loaded: what the first
+    # remembered of the config is taken while the config's files are as they were
+    assert (Path(here.repo.git_dir) / "strata" / contract.SYNC_LAUNCH).read_text().split("\n")[2] == "origin"
+
+
+def test_without_a_remembered_remote_the_fetch_starts_once_the_config_is_read(pair, tmp_path: Path, monkeypatch):
+    here, other = pair
+    root = Path(here.repo.root)
+    monkeypatch.chdir(root)
+    for change in ("nothing remembered", "this clone's config written"):
+        if change == "this clone's config written":  # (the shared one's stamp is tested the same way)
+            (Path(here.repo.git_dir) / "strata" / "config.toml").write_text("# this clone's own settings\n")
+        other.write("projects/koda", f"# Koda\n\n{change}\n".encode())
+        other.sync()
+        launch.begin([])
+        seen = launch._seen
+        assert seen is not None and seen.root == str(root)
+        assert seen.proc is None  # git asked, nothing fetched: the remote is not known
+        launch._seen = None
+        ran, launched = _sync_traced(here, tmp_path)
+        assert not launched and sorted(ran[:3]) == ["config", "for-each-ref", "rev-parse"] and ran[3] == "fetch", ran
+        assert launch.remembered(str(root), here.repo.git_dir) == "origin"
 
 
 def test_an_early_fetch_of_another_remote_is_stopped_and_the_round_fetches_its_own(pair, tmp_path: Path):

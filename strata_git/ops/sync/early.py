@@ -6,7 +6,8 @@ about 95 ms into a round whose fetch takes 50 (bench/sync.py). The command line 
 with `git strata sync`'s arguments before it even builds its parser (commands.py: `first`), and
 the round `take`s that fetch when it asks the same remote for the same refs; otherwise the early
 fetch is stopped and the round fetches as before. The round also takes what the start read: the
-repository, and what the clone's git config says of the remote.
+repository, and what the clone's git config says of the remote. When launch.py could start the
+fetch even before this module was loaded, `begin` takes that one over instead.
 
 A fetch only writes remote-tracking refs and objects, so it may run before the repository lock
 is held, as the round's own fetch already ran beside its checks and recovery. What the round
@@ -23,10 +24,9 @@ from strata_git.core import config, contract
 from strata_git.errors import StrataError
 from strata_git.gitio import git
 from strata_git.gitio.git import Repo
-from strata_git.ops.sync import remotes
+from strata_git.gitio.spawn import Spawned
+from strata_git.ops.sync import launch, remotes
 from strata_git.ops.sync.remotes import Where
-
-TRACKING = "refs/remotes/{remote}/"
 
 
 class Started(NamedTuple):
@@ -36,26 +36,11 @@ class Started(NamedTuple):
     args: tuple[str, ...]
     tracking: str | None  # the tracking branch's commit before the fetch (None: there was none)
     shadow: dict[str, str]  # records.refs() before the fetch
-    proc: subprocess.Popen[bytes]
+    proc: subprocess.Popen[bytes] | Spawned  # (Spawned: started by launch.py)
 
 
 _started: Started | None = None
-
-
-def fetch_args(remote: str) -> list[str]:
-    """A round's fetch: the remote's branches, access refs, archive records and shadow refs."""
-    return ["-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no",
-            "--", remote, f"+refs/heads/*:{TRACKING.format(remote=remote)}*",
-            f"+{contract.ACCESS_REFS}*:{contract.remote_refs(remote, 'access')}*",
-            f"+{contract.VERIFIED_REFS}*:{contract.remote_refs(remote, 'archive')}*",
-            f"+{contract.SHADOW_REFS}*:{contract.remote_refs(remote, 'shadow')}*"]
-
-
-def tracking_ref(remote: str, branch: str) -> str:
-    return TRACKING.format(remote=remote) + branch
-
-
-LIST_REFS = ["for-each-ref", "--format=%(refname) %(objectname)"]  # then the refs or prefixes
+fetch_args, tracking_ref, LIST_REFS = launch.fetch_args, launch.tracking_ref, launch.LIST_REFS
 
 
 def listed(out: bytes) -> dict[str, str]:
@@ -79,49 +64,66 @@ def before_fetch(repo: Repo, tracking: str) -> tuple[str | None, dict[str, str]]
 def begin(argv: list[str]) -> None:
     """`start` for `git strata sync`'s arguments as typed, before the parser is built (the command
     table calls it first), when they are all ones the parser takes as they are: `--remote NAME`,
-    `--remote=NAME`, `--dry-run` and `--json`. For anything else the parser says what is wrong, or
-    the round fetches by itself."""
-    remote = None
-    rest = list(argv)
-    while rest:
-        given = rest.pop(0)
-        if given in ("--json", "--dry-run"):
-            continue
-        if given == "--remote" and rest and not rest[0].startswith("-"):
-            remote = rest.pop(0)
-        elif given.startswith("--remote=") and len(given) > len("--remote="):
-            remote = given[len("--remote="):]
-        else:
-            return
-    start(".", remote)
+    `--remote=NAME`, `--dry-run` and `--json`; with what launch.py saw, or the fetch it started.
+    For anything else the parser says what is wrong, or the round fetches by itself."""
+    seen = launch.take(os.path.abspath("."))
+    ok, remote = launch.asked(argv)
+    if seen is not None and seen.proc is not None:
+        adopt(seen)
+    elif ok:
+        start(".", remote, seen)
 
 
-def start(path: str, remote: str | None) -> None:
+def adopt(seen: launch.Seen) -> None:
+    """The fetch launch.py started, taken as this module's own."""
+    global _started
+    stop()
+    assert seen.proc is not None and seen.remote is not None, "adopt() takes a fetch launch.py started"
+    try:
+        refs, repo = listed(seen.refs), Repo(root=seen.root, git_dir=seen.git_dir)
+        _started = Started(seen.path, repo, remotes.read(seen.remote, seen.config), tuple(seen.args),
+                           refs.get(tracking_ref(seen.remote, seen.branch or "")), _shadow(refs), seen.proc)
+    except (StrataError, OSError, ValueError):
+        _stop_proc(seen.proc)
+
+
+def start(path: str, remote: str | None, seen: launch.Seen | None = None) -> None:
     """Start the fetch of the sync round about to run in the memory repository at `path`, from
-    `remote` (default: the config's). Nothing is started where the round would not fetch at once
-    (not a memory repository, a detached HEAD) or when anything here fails: the round then does
-    everything itself, and says what is wrong."""
+    `remote` (default: the config's), with what launch.py `seen` there if given. Nothing is started
+    where the round would not fetch at once (not a memory repository, a detached HEAD) or when
+    anything here fails: the round then does everything itself, and says what is wrong."""
     global _started
     stop()
     try:
-        # The repository, its remotes and its remote-tracking branches, asked of git at once.
-        asked = [git.start(a, path, stdout=subprocess.PIPE)
-                 for a in (git.DISCOVER, remotes.config_args(None), [*LIST_REFS, "refs/remotes/"])]
-        from strata_git.store import records  # (loaded while git answers)
-
-        found, config_out, tracking_out = (git.finish(proc) for proc in asked)
-        repo = git.discovered(path, found)
+        if seen is None:  # the repository, its remotes and its refs, asked of git at once
+            asked = [git.start(a, path, stdout=subprocess.PIPE)
+                     for a in (git.DISCOVER, list(launch.CONFIG), [*LIST_REFS, *launch.BEFORE])]
+            found, config_out, refs_out = (git.finish(proc) for proc in asked)
+            repo = git.discovered(path, found)
+            config_said, refs_said = config_out.stdout, refs_out.stdout
+        else:
+            repo, config_said, refs_said = Repo(root=seen.root, git_dir=seen.git_dir), seen.config, seen.refs
         branch = repo.branch_quick()
         if branch is None or not os.path.isfile(os.path.join(repo.root, contract.CONFIG_PATH)):
             return
         # Only a remote this clone's git config names (as the round checks): a name from the shared
         # config or the command line is never handed to git unchecked ("--upload-pack=...").
-        w = remotes.read(remote or config.load(repo.root, repo.state_dir()).sync_remote, config_out.stdout)
-        tracking, shadow = listed(tracking_out.stdout).get(tracking_ref(w.remote, branch)), records.refs(repo)
+        stamped = launch.stamps(repo.root, repo.git_dir)  # (before the files are read)
+        configured = config.load(repo.root, repo.state_dir()).sync_remote
+        w = remotes.read(remote or configured, config_said)
+        launch.remember(repo.root, repo.git_dir, stamped, configured)
+        refs = listed(refs_said)
         args = fetch_args(w.remote)
-        _started = Started(os.path.abspath(path), repo, w, tuple(args), tracking, shadow, git.start(args, repo.root))
+        _started = Started(os.path.abspath(path), repo, w, tuple(args), refs.get(tracking_ref(w.remote, branch)),
+                           _shadow(refs), git.start(args, repo.root))
     except (StrataError, OSError, ValueError):
         return
+
+
+def _shadow(refs: dict[str, str]) -> dict[str, str]:
+    from strata_git.store import records  # (loaded while git answers)
+
+    return records.shadow_in(refs)
 
 
 def found(path: str) -> Repo | None:
@@ -157,6 +159,10 @@ def stop() -> None:
 
 
 def _stop(found: Started) -> None:
-    if found.proc.poll() is None:
-        found.proc.kill()
-    found.proc.communicate()
+    _stop_proc(found.proc)
+
+
+def _stop_proc(proc: subprocess.Popen[bytes] | Spawned) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.communicate()

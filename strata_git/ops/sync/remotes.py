@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from strata_git.errors import NotFound
 from strata_git.gitio.git import Repo
+from strata_git.ops.sync import launch
 
 
 class Where(NamedTuple):
@@ -21,9 +22,10 @@ class Where(NamedTuple):
 
 def config_args(remote: str | None) -> list[str]:
     """The git call where() reads: about `remote`, or about every remote for None."""
-    url = re.escape(remote) if remote is not None else ".*"
+    if remote is None:
+        return list(launch.CONFIG)
     return ["config", "-z", "--get-regexp",
-            rf"^(remote\.{url}\.url|remote\..*\.promisor|extensions\.partialclone|strata\.mirror)$"]
+            rf"^(remote\.{re.escape(remote)}\.url|remote\..*\.promisor|extensions\.partialclone|strata\.mirror)$"]
 
 
 def where(repo: Repo, remote: str) -> Where:

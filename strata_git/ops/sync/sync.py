@@ -36,6 +36,7 @@ from strata_git.gitio import git
 from strata_git.gitio.git import Repo, run
 from strata_git.gitio.git import start as run_in_background
 from strata_git.gitio.partial import absent, is_pruned
+from strata_git.gitio.spawn import Spawned
 from strata_git.ops import archive, txn
 from strata_git.ops.sync import early, localedits, merge, mirror
 from strata_git.ops.sync.remotes import Where, where
@@ -131,7 +132,7 @@ UPKEEP = ("sqlite3", "strata_git.core.secrets", "strata_git.core.textindex", "st
           "strata_git.store.history", "strata_git.store.shadow", "strata_git.store.index_md")
 
 
-def _load_while(proc: subprocess.Popen[bytes]) -> None:
+def _load_while(proc: subprocess.Popen[bytes] | Spawned) -> None:
     import importlib
 
     for module in UPKEEP:
@@ -140,7 +141,7 @@ def _load_while(proc: subprocess.Popen[bytes]) -> None:
         importlib.import_module(module)
 
 
-def fetch(repo: Repo, w: Where, started: subprocess.Popen[bytes] | None = None) -> None:
+def fetch(repo: Repo, w: Where, started: subprocess.Popen[bytes] | Spawned | None = None) -> None:
     """Fetch the remote's branches, access refs and archive records (or wait for a fetch `started`)."""
     if started is not None:
         _load_while(started)
@@ -346,7 +347,7 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
     # when the command line started it: see early.py), and the checks, recovery and the commit of
     # local edits run meanwhile (it only writes remote-tracking refs and objects; they write HEAD,
     # the index and objects). On a detached HEAD it waits for the checks, which refuse.
-    started: subprocess.Popen[bytes] | None
+    started: subprocess.Popen[bytes] | Spawned | None
     prefetched = early.take(repo, early.fetch_args(w.remote)) if branch else None
     if prefetched is not None:
         before, shadow_before, started = prefetched.tracking, prefetched.shadow, prefetched.proc
