@@ -673,11 +673,12 @@ def pruned(repo: Repo, on_disk: set[str]) -> tuple[list[str], int]:
 
 
 def census(repo: Repo) -> tuple[list[str], dict[str, int]]:
-    """(the archived memories' blobs, sorted and each once; how many rows each source made), the
-    index brought to HEAD first: what `git strata status` reports, without a Row for each memory."""
+    """(the archived memories' blobs, each once, in no order; how many rows each source made), the
+    index brought to HEAD first: what `git strata status` reports, without a Row for each memory
+    (nor SQLite's sort of a million ids for DISTINCT: 2-4 s where a set takes 0.3)."""
     with catalog.connect(repo) as db:
         refresh_in(repo, db)
-        blobs = [b for (b,) in db.execute("SELECT DISTINCT blob FROM archived ORDER BY blob")]
+        blobs = list({b for (b,) in db.execute("SELECT blob FROM archived")})
         return blobs, dict(db.execute("SELECT source, count(*) FROM archived GROUP BY source").fetchall())
 
 
