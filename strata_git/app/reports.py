@@ -122,8 +122,10 @@ def name_problems(entries: list, pruned: list[str] | None = None) -> list[str]:
     archived = set(pruned or ())
     for name in paths.keys() & archived:
         paths[name].append(names.tier_path("archive", name))
+    rest = list(archived.difference(paths))  # (a million names at a million archived: no loop of Python's
+    plain = "".join(rest).isascii()          # over them where C's serves: all-ASCII names, the usual case)
     odd = [(e.path, e.name) for e in entries if not e.name.isascii()]
-    odd += [(names.tier_path("archive", n), n) for n in archived - paths.keys() if not n.isascii()]
+    odd += [] if plain else [(names.tier_path("archive", n), n) for n in rest if not n.isascii()]
     for path, name in sorted(odd, key=lambda pn: (names.TIERS.index(pn[0].partition("/")[0]), pn[1])):
         scripts = names.mixed_scripts(name)
         if scripts:
@@ -136,12 +138,12 @@ def name_problems(entries: list, pruned: list[str] | None = None) -> list[str]:
     spelled: dict[str, set[str]] = {}
     for name in paths:
         spelled.setdefault(names.collision_key(name), set()).add(name)
-    rest = [n for n in archived if n not in paths]
-    keys = [names.collision_key(n) for n in rest]
+    keys = list(map(str.lower, rest)) if plain else [names.collision_key(n) for n in rest]  # (as collision_key)
     twice = {k for k, count in collections.Counter(keys).items() if count > 1}
-    for key, name in zip(keys, rest, strict=True):
-        if key in twice or key in spelled:
-            spelled.setdefault(key, set()).add(name)
+    if twice or not spelled.keys().isdisjoint(keys):
+        for key, name in zip(keys, rest, strict=True):
+            if key in twice or key in spelled:
+                spelled.setdefault(key, set()).add(name)
     for spellings in spelled.values():
         if len(spellings) > 1:
             found.append(f"{', '.join(sorted(names.display(n) for n in spellings))}: names that differ only by case or "

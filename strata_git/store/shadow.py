@@ -660,15 +660,19 @@ def pruned(repo: Repo, on_disk: set[str]) -> tuple[list[str], int]:
     """(names, bytes) of the archived memories the index holds whose names are not in `on_disk`,
     the index brought to HEAD first: what `git strata status` counts of a pruned archive, without
     an Entry for each."""
-    found: list[str] = []
-    size = 0
     with catalog.connect(repo) as db:
         refresh_in(repo, db)
-        for path, n in db.execute("SELECT path, size FROM archived"):
-            name = path.partition("/")[2]
-            if name not in on_disk:
-                found.append(name)
-                size += n
+        # (cut and summed by SQLite: a million rows through a loop of Python's took a second)
+        found = [name for (name,) in db.execute("SELECT substr(path, ?) FROM archived", (len("archive/") + 1,))]
+        size = int(db.execute("SELECT total(size) FROM archived").fetchone()[0])
+        held = sorted(set(on_disk).intersection(found)) if on_disk else []
+        if held:
+            dropped = set(held)
+            found = [name for name in found if name not in dropped]
+            for start in range(0, len(held), 500):
+                chunk = [f"archive/{name}" for name in held[start:start + 500]]
+                size -= sum(n for (n,) in db.execute(
+                    f"SELECT size FROM archived WHERE path IN ({','.join('?' * len(chunk))})", chunk))
     return found, size
 
 
