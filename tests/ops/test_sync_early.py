@@ -53,7 +53,7 @@ def _sync_traced(here: Vault, tmp_path: Path) -> tuple[list[str], bool]:
     assert ran.count("fetch") == 1 and trace.read_text().count("--show-toplevel") == 1, ran
     assert ran.count("config") == 1 and "symbolic-ref" not in ran, ran  # the round asks none of it again
     started = [json.loads(line) for line in events.read_text().splitlines()]
-    [fetch] = [e["argv"] for e in started if e.get("event") == "start" and "fetch" in e.get("argv", [])[:6]]
+    [fetch] = [e["argv"] for e in started if e.get("event") == "start" and "fetch" in e.get("argv", [])[:9]]
     return ran, fetch[1:3] == ["-C", here.repo.root]
 
 

@@ -41,8 +41,15 @@ FORMAT = "1"  # the remembered file's first line
 
 
 def fetch_args(remote: str) -> list[str]:
-    """A round's fetch: the remote's branches, access refs, archive records and shadow refs."""
-    return ["-c", "maintenance.auto=false", "fetch", "-q", "--no-tags", "--prune", "--recurse-submodules=no",
+    """A round's fetch: the remote's branches, access refs, archive records and shadow refs.
+
+    In git's protocol version 0: the server lists its refs as soon as the fetch connects, where
+    version 2 (git's default) waits to be asked for them, one exchange more on every sync. A memory
+    repository's refs are the ones a sync fetches anyway (its branches and git-strata's refs), so
+    the list asked for by prefix in version 2 is the same list. Over `git daemon` on 127.0.0.1 a
+    no-change fetch with fifty machines' refs took about 20 ms against 105 (bench/sync.py)."""
+    return ["-c", "maintenance.auto=false", "-c", "protocol.version=0", "fetch", "-q", "--no-tags", "--prune",
+            "--recurse-submodules=no",
             "--", remote, f"+refs/heads/*:{TRACKING.format(remote=remote)}*",
             f"+{contract.ACCESS_REFS}*:{contract.remote_refs(remote, 'access')}*",
             f"+{contract.VERIFIED_REFS}*:{contract.remote_refs(remote, 'archive')}*",
