@@ -338,6 +338,8 @@ def _described(rel: str, raw: bytes, limit: int, memo: memory.Memo, name_ok: boo
 # same bytes at the same path, so what it takes is what it would have made.
 _PRIMED: dict[tuple[str, int, bytes], tuple[tuple, tuple | None]] = {}
 PRIMED_MAX = 1000  # memories primed at most (a checkout's length of work, not a whole clone's)
+PRIMED_BATCH = 100  # read from git at a time
+PRIMED_BYTES = 16 << 20  # past this much kept, no more are read (a memory may be 1 MiB)
 _PRIMED_FRONTMATTER: dict[str, dict] = {}  # what the primer parsed, written by the next update()
 
 
@@ -363,12 +365,10 @@ def primer(repo: Repo, commit: str, paths: list[str], limit: int) -> Iterator[No
     _PRIMED.clear()
     _PRIMED_FRONTMATTER.clear()
     wanted = [p for p in dict.fromkeys(paths) if p.endswith(SUFFIX) and p.partition("/")[0] in ("active", "cooled")]
-    wanted = wanted[:PRIMED_MAX]  # (their bytes are read at once)
+    wanted = wanted[:PRIMED_MAX]
     if not wanted:
         return
     try:
-        contents = repo.objects([f"{commit}:{p}" for p in wanted])
-        yield
         path = os.path.join(repo.state_dir(), contract.CATALOG)
         quoted = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")  # (an URI's own characters)
         db = sqlite3.connect(f"file:{quoted}?mode=ro", uri=True, timeout=0.05)
@@ -379,12 +379,20 @@ def primer(repo: Repo, commit: str, paths: list[str], limit: int) -> Iterator[No
             return
         healthy = _healthy(db, wanted)
         memo = _ReadOnlyMemo(db)
-        for rel, raw in zip(wanted, contents, strict=True):
-            if raw is not None:
-                raw = raw[:limit + 1]
-                _PRIMED[(rel, limit, raw)] = _described(rel, raw, limit, memo, rel in healthy)
-                yield
-    except sqlite3.Error:
+        held = 0  # bytes kept for update() to compare: at most PRIMED_BYTES (and a batch)
+        for start in range(0, len(wanted), PRIMED_BATCH):
+            batch = wanted[start:start + PRIMED_BATCH]
+            contents = repo.objects([f"{commit}:{p}" for p in batch])
+            yield
+            for rel, raw in zip(batch, contents, strict=True):
+                if raw is not None:
+                    raw = raw[:limit + 1]
+                    _PRIMED[(rel, limit, raw)] = _described(rel, raw, limit, memo, rel in healthy)
+                    held += len(raw)
+                    yield
+            if held > PRIMED_BYTES:
+                return
+    except (StrataError, sqlite3.Error):
         return
     finally:
         db.close()

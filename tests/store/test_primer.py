@@ -165,3 +165,22 @@ def test_a_paused_primer_holds_no_lock_on_the_catalog(vault):
         other.execute("INSERT OR REPLACE INTO meta VALUES ('primer-test', 'written')")
         other.execute("COMMIT")
     assert len(list(steps)) == len(paths) - 1
+
+
+def test_past_its_byte_budget_the_primer_stops_and_the_update_describes_the_rest(vault, monkeypatch):
+    from strata_git.store import index_md
+
+    root = Path(vault.repo.root)
+    paths = _commit(root, _texts(7, "one"), "one")
+    index_md.refresh(vault.repo, vault.cfg.max_memory_bytes)
+    old_tree = git(root, "rev-parse", "HEAD^{tree}").stdout.decode().strip()
+    _commit(root, _texts(7, "two"), "two")
+    monkeypatch.setattr(catalog, "PRIMED_BATCH", 2)
+    monkeypatch.setattr(catalog, "PRIMED_BYTES", 1)  # past it after the first batch
+    steps = catalog.primer(vault.repo, "HEAD", paths, vault.cfg.max_memory_bytes)
+    assert len(list(steps)) == 1 + 2 and len(catalog._PRIMED) == 2  # one read, two memories, then no more
+    made = _spied(monkeypatch)
+    index_md.refresh(vault.repo, vault.cfg.max_memory_bytes, moved=(paths, old_tree))
+    monkeypatch.undo()
+    assert sorted(rel for rel, _ in made if rel in paths) == sorted(paths[2:])  # the first two were taken
+    assert _rows(root) == _rebuilt(vault)
