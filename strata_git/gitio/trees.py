@@ -9,7 +9,6 @@ would. `entries()` looks up paths the same way.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
@@ -59,6 +58,8 @@ def _sort_key(item: tuple[bytes, tuple[str, str]]) -> bytes:
 
 
 def _object_id(entries: Mapping[bytes, tuple[str, str]], algo: str) -> tuple[str, bytes]:
+    import hashlib  # here: its import (OpenSSL's) costs 5 ms that most commands, a sync's among them, never need
+
     body = b"".join(b"%s %s\0%s" % (mode.encode(), name, bytes.fromhex(oid))
                     for name, (mode, oid) in sorted(entries.items(), key=_sort_key))
     return hashlib.new(algo, b"tree %d\0%s" % (len(body), body)).hexdigest(), body
