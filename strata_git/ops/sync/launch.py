@@ -35,8 +35,9 @@ LIST_REFS = ["for-each-ref", "--format=%(refname) %(objectname)"]  # then the re
 # refs this clone holds (its own, and the other machines' copies): see store/records.refs.
 BEFORE = ["refs/remotes/", contract.SHADOW_REFS, contract.REMOTE_REFS]
 # What the clone's git config says of its remotes (ops/sync/remotes.py reads the answer).
-CONFIG = ["config", "-z", "--get-regexp",
-          r"^(remote\..*\.url|remote\..*\.promisor|extensions\.partialclone|strata\.mirror)$"]
+# (remotes.config_args asks the same of one remote: REMOTE_KEYS with that remote's name, escaped)
+REMOTE_KEYS = r"^(remote\.{remote}\.url|remote\..*\.promisor|extensions\.partialclone|strata\.mirror)$"
+CONFIG = ["config", "-z", "--get-regexp", REMOTE_KEYS.format(remote=".*")]
 FORMAT = "1"  # the remembered file's first line
 
 

@@ -24,8 +24,7 @@ def config_args(remote: str | None) -> list[str]:
     """The git call where() reads: about `remote`, or about every remote for None."""
     if remote is None:
         return list(launch.CONFIG)
-    return ["config", "-z", "--get-regexp",
-            rf"^(remote\.{re.escape(remote)}\.url|remote\..*\.promisor|extensions\.partialclone|strata\.mirror)$"]
+    return ["config", "-z", "--get-regexp", launch.REMOTE_KEYS.format(remote=re.escape(remote))]
 
 
 def where(repo: Repo, remote: str) -> Where:
