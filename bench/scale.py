@@ -354,6 +354,34 @@ def search_again(base: Path) -> None:
             print(f"{text:34} {a:>14,} {b:>14,} {b / a:6.2f}x")
 
 
+def status_again(base: Path, samples: int) -> None:
+    """`git strata status`'s figures again on the clones of a --keep run, both sizes in this run: its
+    first run after the archive changed (what it keeps of the archive deleted first), the runs
+    after it, and the one after a memory is written (a new commit, new loose objects)."""
+    import sqlite3
+
+    env = hermetic_env(base / "home")
+    found: dict[str, dict[str, float]] = {}
+    for label in ("baseline", "large"):
+        clone = base / label / "clone"
+        progress(f"{label}: status")
+        with sqlite3.connect(clone / ".git/strata/catalog.sqlite") as db:
+            db.execute("DELETE FROM meta WHERE key = 'archive_tally'")
+        first, peak, _ = run([STRATA, "status", "--json"], clone, env)
+        kept = [run([STRATA, "status", "--json"], clone, env)[0] for _ in range(samples)]
+        subprocess.run([STRATA, "write", f"projects/status-check-{time.time_ns()}", "--title", "status check"],
+                       cwd=clone, env=env, input=b"written to see status after a commit\n", capture_output=True,
+                       check=True)
+        written, _, _ = run([STRATA, "status", "--json"], clone, env)
+        found[label] = {"first": first, "kept": statistics.median(kept), "written": written, "peak": peak}
+    print(f"{'git strata status (s)':34} {'baseline':>14} {'large':>14} {'ratio':>7}")
+    for key, text in (("first", "first, counting the archive"), ("kept", f"then (median of {samples})"),
+                      ("written", "after a memory is written")):
+        a, b = found["baseline"][key], found["large"][key]
+        print(f"{text:34} {a:>14.2f} {b:>14.2f} {b / a:6.2f}x")
+    print(f"{'peak resident, first (MiB)':34} {found['baseline']['peak']:>14,} {found['large']['peak']:>14,}")
+
+
 def plain_git_clone(remote_url: str, base: Path, env: dict[str, str]) -> float:
     """What git alone takes for what `git strata clone` fetches: the history without blobs (a
     partial clone) and the shadow records (every archived memory's, one blob each, from each shadow
@@ -516,7 +544,12 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the generated repositories")
     ap.add_argument("--search", metavar="DIR", help="only measure search again, both sizes, in the folder a "
                     "--keep run left (the word lists dropped first: the first round makes them)")
+    ap.add_argument("--status", metavar="DIR", help="only measure `git strata status` again, both sizes, in the "
+                    "folder a --keep run left")
     args = ap.parse_args()
+    if args.status:
+        status_again(Path(args.status), args.samples)
+        return
     if args.search:
         search_again(Path(args.search))
         return

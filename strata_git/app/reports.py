@@ -6,8 +6,9 @@ as it is now.
 
 from __future__ import annotations
 
-import collections
 import datetime
+import sqlite3
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from strata_git.app import serve
@@ -19,7 +20,7 @@ from strata_git.gitio import partial, safefs
 from strata_git.gitio.git import Repo
 from strata_git.ops import hookshims
 from strata_git.ops.sync import conflicts
-from strata_git.store import access, captures, catalog, history, index_md, shadow
+from strata_git.store import access, captures, catalog, history, index_md, shadow, tally
 
 
 class ArchiveState(NamedTuple):
@@ -87,16 +88,22 @@ def status(repo: Repo, cfg: Config) -> Status:
     for entry in scan.entries:
         tiers[entry.tier]["memories"] += 1
         tiers[entry.tier]["bytes"] += entry.size
-    pruned: list[str] = []  # a pruned archive's names, counted from the shadow index's rows
-    if partial.is_pruned(repo):
-        pruned, size = shadow.pruned(repo, {e.name for e in scan.entries if e.tier == "archive"})
-        tiers["archive"]["memories"] += len(pruned)
-        tiers["archive"]["bytes"] += size
-    uncommitted = [path for _, path in repo.status(*names.TIERS)]
     problems = [f"{e.path}: {e.problem}" for e in scan.entries if e.problem]
     problems += [f"{p}: not a memory (only .md files belong in tier folders)" for p in scan.strays]
-    problems += name_problems(scan.entries, pruned)
-    archive_state = _archive_state(repo)
+    with catalog.connect(repo) as db:
+        shadow.refresh_in(repo, db)
+        db.commit()  # (the archive rows brought to HEAD, and kept: what follows holds no lock while git runs)
+        counted = tally.tally(db)
+        if partial.is_pruned(repo):  # a pruned archive's memories, counted from the rows
+            present = {e.name for e in scan.entries if e.tier == "archive"}
+            rows, size = tally.on_disk(db, present)
+            tiers["archive"]["memories"] += counted.rows - rows
+            tiers["archive"]["bytes"] += counted.size - size
+            problems += _checked_names(db, scan.entries, counted.spellings, present)
+        else:
+            problems += name_problems(scan.entries)
+        archive_state = _archive_state(repo, db, counted)
+    uncommitted = [path for _, path in repo.status(*names.TIERS)]
     problems += shadow.warnings(repo)
     problems += captures.problems(repo)  # agent sessions whose last capture failed
     access.read_all(repo)  # for its warnings: a record another machine wrote that cannot be read
@@ -111,21 +118,52 @@ def status(repo: Repo, cfg: Config) -> Status:
                   sync=_sync_state(repo, cfg, branch), derived=catalog.derived_sizes(repo))
 
 
+def _checked_names(db: sqlite3.Connection, entries: list[Entry], archived: names.Spellings,
+                   present: set[str]) -> list[str]:
+    """name_problems() of the working tree's memories and a pruned archive (its names not among
+    `present`, those checked out), from the archive's tally: no name of a million read here."""
+    def mine(found: list[str]) -> list[str]:
+        return [n for n in found if n not in present]
+
+    kept = names.Spellings(mine(archived.mixed), archived.twice,
+                           {k: mine(group) for k, group in archived.odd.items() if mine(group)})
+    return checked_names(entries, kept, lambda keys: {k: mine(group) for k, group in tally.named(db, keys).items()
+                                                      if mine(group)})
+
+
 def name_problems(entries: list, pruned: list[str] | None = None) -> list[str]:
     """Names that mean more than one memory, or look like another: what plain git or a sync can
     bring in that `write` would never make. Each line says how to fix it. `pruned`: the names of a
     pruned archive's memories that `entries` lacks, checked alike without an Entry for each."""
+    found = pruned or []
+    by_key: dict[str, list[str]] = {}
+    if found:
+        plain = [n for n in found if n.isascii()]
+        by_key = {}
+        for key, name in zip(map(str.lower, plain), plain, strict=True):
+            by_key.setdefault(key, []).append(name)
+    return checked_names(entries, names.spellings(found),
+                         lambda keys: {k: by_key[k] for k in keys if k in by_key})
+
+
+def checked_names(entries: list, archived: names.Spellings,
+                  ascii_named: Callable[[list[str]], dict[str, list[str]]]) -> list[str]:
+    """name_problems() of `entries` and an archive whose names are not among them, given as its
+    Spellings and `ascii_named(keys)`: {key: its ASCII names} for those of `keys` any has."""
     found: list[str] = []
     paths: dict[str, list[str]] = {}
     for e in entries:
         paths.setdefault(e.name, []).append(e.path)
-    archived = set(pruned or ())
-    for name in paths.keys() & archived:
-        paths[name].append(names.tier_path("archive", name))
-    rest = list(archived.difference(paths))  # (a million names at a million archived: no loop of Python's
-    plain = "".join(rest).isascii()          # over them where C's serves: all-ASCII names, the usual case)
+    keys: dict[str, list[str]] = {}  # collision key -> the entries' names with it, in their order
+    for name in paths:
+        keys.setdefault(names.collision_key(name), []).append(name)
+    theirs = ascii_named([k for k in keys if k.isascii()])
+    theirs = {k: [*theirs.get(k, ()), *archived.odd.get(k, ())] for k in keys if k in theirs or k in archived.odd}
+    for key, named in theirs.items():
+        for name in set(named).intersection(keys[key]):
+            paths[name].append(names.tier_path("archive", name))
     odd = [(e.path, e.name) for e in entries if not e.name.isascii()]
-    odd += [] if plain else [(names.tier_path("archive", n), n) for n in rest if not n.isascii()]
+    odd += [(names.tier_path("archive", n), n) for n in archived.mixed]
     for path, name in sorted(odd, key=lambda pn: (names.TIERS.index(pn[0].partition("/")[0]), pn[1])):
         scripts = names.mixed_scripts(name)
         if scripts:
@@ -135,15 +173,9 @@ def name_problems(entries: list, pruned: list[str] | None = None) -> list[str]:
         if len(where) > 1:
             found.append(f"{names.display(name)}: in more than one tier ({', '.join(where)}); a name reaches only the "
                          "first, and the janitor moves neither; keep one and `git rm` the others (history keeps them)")
-    spelled: dict[str, set[str]] = {}
-    for name in paths:
-        spelled.setdefault(names.collision_key(name), set()).add(name)
-    keys = list(map(str.lower, rest)) if plain else [names.collision_key(n) for n in rest]  # (as collision_key)
-    twice = {k for k, count in collections.Counter(keys).items() if count > 1}
-    if twice or not spelled.keys().isdisjoint(keys):
-        for key, name in zip(keys, rest, strict=True):
-            if key in twice or key in spelled:
-                spelled.setdefault(key, set()).add(name)
+    spelled = {key: {*named, *theirs.get(key, ())} for key, named in keys.items()}
+    for group in archived.twice:
+        spelled.setdefault(names.collision_key(group[0]), set(group))
     for spellings in spelled.values():
         if len(spellings) > 1:
             found.append(f"{', '.join(sorted(names.display(n) for n in spellings))}: names that differ only by case or "
@@ -170,8 +202,7 @@ def _sync_state(repo: Repo, cfg: Config, branch: str) -> SyncState:
     return SyncState(remote, url, ahead=int(found[0]), behind=int(found[1]))
 
 
-def _archive_state(repo: Repo) -> ArchiveState:
-    blobs, sources = shadow.census(repo)
+def _archive_state(repo: Repo, db: sqlite3.Connection, counted: tally.Tally) -> ArchiveState:
     verified = repo.git("for-each-ref", "--format=%(refname:lstrip=3) %(objectname)",
                         contract.VERIFIED_REFS).decode().split("\n")
     last = None
@@ -184,7 +215,7 @@ def _archive_state(repo: Repo) -> ArchiveState:
             last = (remote, stamp)
     when = (f"{last[0]} at {datetime.datetime.fromtimestamp(last[1], datetime.UTC):%Y-%m-%d %H:%M} UTC"
             if last else None)
-    return ArchiveState(pruned=partial.is_pruned(repo), memories=len(blobs),
-                        held_blobs=len(blobs) - len(partial.absent(repo, blobs)), last_verified=when,
-                        shadow_commit=shadow.reflects(repo),
-                        indexed_from={source: sources.get(source, 0) for source in ("record", "trailer", "name")})
+    return ArchiveState(pruned=partial.is_pruned(repo), memories=counted.blobs,
+                        held_blobs=tally.held(repo, db, counted), last_verified=when,
+                        shadow_commit=shadow.reflects_in(db),
+                        indexed_from={s: counted.sources.get(s, 0) for s in ("record", "trailer", "name")})

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
+from typing import NamedTuple
 
 from strata_git.core.contract import SUFFIX, TIERS
 from strata_git.errors import BadName
@@ -152,3 +154,33 @@ def collision_key(name: str) -> str:
     if name.isascii():  # (no decomposition, and casefold is lower: the same key, ten times faster)
         return name.lower()
     return unicodedata.normalize("NFC", unicodedata.normalize("NFKD", name).casefold())
+
+
+class Spellings(NamedTuple):
+    """What a set of names (a pruned archive's) says of itself to the name checks: the names that mix
+    scripts, the groups equal but for case or Unicode form, and every non-ASCII name by its
+    collision key. An ASCII name's key is its lower case, which SQLite's lower() computes alike, so
+    those are looked up by key where the names are kept (store/tally.py), not carried here."""
+    mixed: list[str]  # names that mix lookalike scripts, sorted
+    twice: list[list[str]]  # names sharing a collision key, each group sorted, groups by their first name
+    odd: dict[str, list[str]]  # collision key -> the non-ASCII names with it
+
+
+def spellings(found: list[str]) -> Spellings:
+    """Spellings of `found`, in time linear in it (a million names: about a second, mostly C's: an
+    ASCII name's key is str.lower, and only the keys met twice are grouped)."""
+    plain = [n for n in found if n.isascii()]
+    fancy = [n for n in found if not n.isascii()] if len(plain) < len(found) else []
+    odd: dict[str, list[str]] = {}
+    for name in fancy:
+        odd.setdefault(collision_key(name), []).append(name)
+    keys = list(map(str.lower, plain))
+    counts = Counter(keys)
+    many = {k for k, n in counts.items() if n > 1} | {k for k, group in odd.items() if len(group) > 1 or k in counts}
+    groups: dict[str, list[str]] = {k: list(odd.get(k, ())) for k in many}
+    if many:
+        for key, name in zip(keys, plain, strict=True):
+            if key in many:
+                groups[key].append(name)
+    return Spellings(mixed=sorted(n for n in fancy if mixed_scripts(n)),
+                     twice=sorted(sorted(g) for g in groups.values()), odd=odd)

@@ -97,3 +97,68 @@ def absent(repo: Repo, blobs: list[str]) -> list[str]:
                         sep=b"\n", lead=True)
     found = {oid for oid in listed if oid in wanted}  # (streamed: three million ids are never held)
     return [b for b in blobs if b.encode("ascii", "replace") not in found]
+
+
+def packs(repo: Repo) -> tuple[str, ...] | None:
+    """The names of the store's packs, sorted: a pack's name is the hash of what it holds, so the
+    packed objects are the same while these are. None where that cannot be said from here: a
+    store that borrows from another (alternates), or a pack folder that cannot be listed."""
+    objects = os.path.join(repo.git_dir, "objects")
+    if os.path.exists(os.path.join(objects, "info", "alternates")):
+        return None
+    try:
+        return tuple(sorted(e.name for e in os.scandir(os.path.join(objects, "pack")) if e.name.endswith(".pack")))
+    except FileNotFoundError:
+        return ()
+    except OSError:
+        return None
+
+
+def loose(repo: Repo) -> list[str]:
+    """The ids of the store's loose objects (objects/xx/yyyy...), listed from the folders."""
+    objects = os.path.join(repo.git_dir, "objects")
+    found = []
+    for prefix in (f"{i:02x}" for i in range(256)):
+        try:
+            with os.scandir(os.path.join(objects, prefix)) as entries:
+                found += [prefix + e.name for e in entries if len(e.name) in (38, 62)]
+        except FileNotFoundError:
+            continue
+    return found
+
+
+_IDX_MAGIC = b"\377tOc\0\0\0\2"  # a version 2 pack index; its table of ids follows a 256-entry fan-out
+
+
+def in_packs(repo: Repo, ids: list[str]) -> set[str] | None:
+    """Which of `ids` some pack holds, looked up in the packs' indexes (their ids are sorted: a
+    binary search each); None if an index is not one this reads (only git before 1.5.2 wrote others)."""
+    import mmap
+
+    if not ids:
+        return set()
+    folder = os.path.join(repo.git_dir, "objects", "pack")
+    wanted = {bytes.fromhex(i): i for i in ids}
+    width = len(next(iter(wanted)))
+    found: set[str] = set()
+    for name in packs(repo) or ():
+        try:
+            with open(os.path.join(folder, name[: -len(".pack")] + ".idx"), "rb") as f, \
+                    mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as idx:
+                if idx[:8] != _IDX_MAGIC:
+                    return None
+                for oid in wanted:
+                    first = oid[0]
+                    lo = int.from_bytes(idx[4 + 4 * first: 8 + 4 * first]) if first else 0
+                    hi = int.from_bytes(idx[8 + 4 * first: 12 + 4 * first])
+                    start = 8 + 1024
+                    while lo < hi:
+                        mid = (lo + hi) // 2
+                        at = idx[start + mid * width: start + (mid + 1) * width]
+                        if at == oid:
+                            found.add(wanted[oid])
+                            break
+                        lo, hi = (mid + 1, hi) if at < oid else (lo, mid)
+        except (OSError, ValueError):
+            return None
+    return found

@@ -34,6 +34,8 @@ from strata_git.store import catalog, records, toplists
 
 VERSION = "8"  # of how rows are made from records: another value rebuilds them
 MAX_WARNINGS = 20
+GENERATION = "shadow_generation"  # the meta key changed() sets
+MARKED = "shadow_marked"  # the rows' state (_state) when this version last wrote them
 
 
 class Row(NamedTuple):
@@ -276,6 +278,7 @@ def _insert(db: sqlite3.Connection, made: list[tuple[Row, Columns]]) -> None:
                r.size, r.preview, r.source, _digest(c), r.project)
               for i, ((r, _), c) in enumerate(zip(made, cols, strict=True))]
     db.executemany("INSERT OR REPLACE INTO archived VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", values)
+    changed(db)
     docs = [(v[0], *c) for v, c in zip(values, cols, strict=True)]
     db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", docs)
     toplists.added(db, docs)
@@ -288,6 +291,7 @@ def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
     rows = {r[0]: (_as_row(r[:10]), r[10], r[11]) for r in found if r}
     if not rows:
         return
+    changed(db)
     chosen = {p: r.blob for p, (r, _, _) in rows.items() if r.source == "record"}
     full, _ = records.find(repo, sorted(set(chosen.values())), None,
                            _choice(repo, chosen, {p: rows[p][0].commit for p in chosen}))
@@ -311,6 +315,26 @@ def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
         db.execute("DELETE FROM archived WHERE path = ?", (path,))
 
 
+def changed(db: sqlite3.Connection) -> None:
+    """Mark the archive rows as changed, in the transaction that changes them: what is counted from
+    them once for each of their states (tally.py) is counted again."""
+    catalog.set_meta(db, GENERATION, os.urandom(8).hex())
+
+
+def _state(db: sqlite3.Connection) -> str:
+    return f"{VERSION} {catalog.get_meta(db, 'shadow_commit')} {catalog.get_meta(db, 'shadow_refs')}"
+
+
+def generation(db: sqlite3.Connection) -> str:
+    """The archive rows' state as changed() last marked it. A version before the mark wrote rows
+    without it, and left the state it brought them to unmarked: then the rows are marked anew here."""
+    if catalog.get_meta(db, MARKED) != _state(db) or not catalog.get_meta(db, GENERATION):
+        changed(db)
+        catalog.set_meta(db, MARKED, _state(db))
+        db.commit()
+    return catalog.get_meta(db, GENERATION)
+
+
 def _refs_state(refs: dict[str, str]) -> str:
     return hashlib.sha1(json.dumps(sorted(refs.items())).encode()).hexdigest()
 
@@ -319,6 +343,7 @@ def _set_state(db: sqlite3.Connection, head: str, refs: dict[str, str], warnings
     catalog.set_meta(db, "shadow_commit", head)
     catalog.set_meta(db, "shadow_refs", _refs_state(refs))
     catalog.set_meta(db, "shadow_version", VERSION)
+    catalog.set_meta(db, MARKED, _state(db))
     if warnings is not None:
         catalog.set_meta(db, "shadow_warnings", json.dumps(warnings[:MAX_WARNINGS]))
 
@@ -463,6 +488,7 @@ def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     db.execute("INSERT INTO docs (docs) VALUES ('delete-all')")
     toplists.clear(db)
     db.execute("DELETE FROM archived")
+    changed(db)
     catalog.reinsert_live(db)
     commits = (known[1] if known else _commits(repo, head, archived)) if head else {}
     done = 0
@@ -598,9 +624,14 @@ def reflects(repo: Repo) -> str:
     """The commit the archive rows were built for ("" if they cannot be read)."""
     try:
         with catalog.connect(repo) as db:
-            return catalog.get_meta(db, "shadow_commit") if catalog.get_meta(db, "shadow_version") == VERSION else ""
+            return reflects_in(db)
     except sqlite3.DatabaseError:
         return ""
+
+
+def reflects_in(db: sqlite3.Connection) -> str:
+    """reflects() through a catalog connection the caller holds."""
+    return catalog.get_meta(db, "shadow_commit") if catalog.get_meta(db, "shadow_version") == VERSION else ""
 
 
 def warnings(repo: Repo) -> list[str]:
@@ -654,36 +685,6 @@ def in_folder(db: sqlite3.Connection, folder: str) -> list[entries.Entry]:
             for path, size, title, kind, tags, project in db.execute(
                 "SELECT path, size, title, type, tags, project FROM archived WHERE path >= ? AND path < ? "
                 "AND instr(substr(path, ?), '/') = 0 ORDER BY path", (prefix, prefix[:-1] + "0", len(prefix) + 1))]
-
-
-def pruned(repo: Repo, on_disk: set[str]) -> tuple[list[str], int]:
-    """(names, bytes) of the archived memories the index holds whose names are not in `on_disk`,
-    the index brought to HEAD first: what `git strata status` counts of a pruned archive, without
-    an Entry for each."""
-    with catalog.connect(repo) as db:
-        refresh_in(repo, db)
-        # (cut and summed by SQLite: a million rows through a loop of Python's took a second)
-        found = [name for (name,) in db.execute("SELECT substr(path, ?) FROM archived", (len("archive/") + 1,))]
-        size = int(db.execute("SELECT total(size) FROM archived").fetchone()[0])
-        held = sorted(set(on_disk).intersection(found)) if on_disk else []
-        if held:
-            dropped = set(held)
-            found = [name for name in found if name not in dropped]
-            for start in range(0, len(held), 500):
-                chunk = [f"archive/{name}" for name in held[start:start + 500]]
-                size -= sum(n for (n,) in db.execute(
-                    f"SELECT size FROM archived WHERE path IN ({','.join('?' * len(chunk))})", chunk))
-    return found, size
-
-
-def census(repo: Repo) -> tuple[list[str], dict[str, int]]:
-    """(the archived memories' blobs, each once, in no order; how many rows each source made), the
-    index brought to HEAD first: what `git strata status` reports, without a Row for each memory
-    (nor SQLite's sort of a million ids for DISTINCT: 2-4 s where a set takes 0.3)."""
-    with catalog.connect(repo) as db:
-        refresh_in(repo, db)
-        blobs = list({b for (b,) in db.execute("SELECT blob FROM archived")})
-        return blobs, dict(db.execute("SELECT source, count(*) FROM archived GROUP BY source").fetchall())
 
 
 def lookup(repo: Repo, paths: list[str]) -> dict[str, Row]:

@@ -602,3 +602,37 @@ def test_a_pruned_archive_s_names_are_checked_as_if_each_were_listed():
         listed = live + sorted((Entry("archive", n, 1) for n in pruned), key=lambda e: e.name)
         assert name_problems(live, pruned) == name_problems(listed)
     assert any(name_problems([], spellings))  # (the spellings do make problems)
+
+
+def test_a_pruned_archive_s_names_are_checked_alike_through_the_catalog(mem: Path):
+    """status reads a pruned archive's names from its tally and the catalog's index of lower(path),
+    not a list of them: the same problems, in the same order, as the listing, with some archived
+    memories checked out (listed as files, so not counted twice)."""
+    import random
+
+    from strata_git.app.reports import _checked_names, name_problems
+    from strata_git.core import names
+    from strata_git.core.entries import Entry
+    from strata_git.gitio.git import discover
+    from strata_git.store import catalog
+
+    rng = random.Random(11)
+    spellings = ["notes/Koda.md", "notes/koda.md", "notes/k\u043eda.md", "caf\u00e9.md", "cafe\u0301.md",
+                 "CAF\u00c9.md", "plain.md", "x/\u0391lpha-a.md", "deep/a/b.md", "Deep/A/b.md", "\uff2boda.md",
+                 "koda.md", "notes/KODA.md"]
+    names_ = spellings + [f"bulk/m{i:04d}.md" for i in range(300)]
+    checked = 0
+    for i in range(30):
+        archived = sorted(rng.sample(names_ if i % 2 else [n for n in names_ if n.isascii()], 80))
+        present = set(rng.sample(archived, 3))
+        live = [Entry(rng.choice(["active", "cooled"]), n, 1) for n in rng.sample(names_, 12)]
+        live = sorted({e.path: e for e in live}.values(), key=lambda e: (e.tier != "active", e.name))
+        entries = live + [Entry("archive", n, 1) for n in sorted(present)]
+        with catalog.connect(discover(str(mem))) as db:
+            db.execute("DELETE FROM archived")
+            db.executemany("INSERT INTO archived VALUES (?, ?, '', '', '', '', '', 1, '', 'name', '', '')",
+                           [(j, f"archive/{n}") for j, n in enumerate(archived)])
+            found = _checked_names(db, entries, names.spellings(archived), present)
+        assert found == name_problems(entries, [n for n in archived if n not in present])
+        checked += bool(found)
+    assert checked > 10  # (the spellings do make problems)
