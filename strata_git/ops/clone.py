@@ -46,7 +46,7 @@ def clone(url: str, folder: str | None = None, progress: Callable[[str], None] |
     from strata_git.core import config
     from strata_git.ops import hookshims
     from strata_git.ops.sync import sync
-    from strata_git.store import history, index_md, records, shadow
+    from strata_git.store import catalog, history, index_md, records, shadow, tally
 
     target = _target(url, folder)
     if "://" not in url and os.path.isdir(url):  # a local path: git would copy it whole, filter or not
@@ -104,8 +104,8 @@ def clone(url: str, folder: str | None = None, progress: Callable[[str], None] |
     archived = shadow.build(repo, head, counted, known)
     say("indexing the live memories and writing index.md")
     index_md.refresh(repo, cfg.max_memory_bytes, listed=False)
-    blobs = sorted({row.blob for row in shadow.all_rows(repo)})
-    local = len(blobs) - len(partial.absent(repo, blobs))
+    with catalog.connect(repo) as db:  # (counted as status counts them, and kept for its first run)
+        local = tally.held(repo, db, tally.tally(db))
     if local:
         sent = (f"the server sent {local} archived blob(s) anyway (it ignores --filter): run "
                 f"{archive.SERVER_SETTINGS} in the repository on the server, then `git strata archive` prunes them "

@@ -92,3 +92,21 @@ def test_rows_an_older_version_wrote_are_counted_again(pruned: Path):
         catalog.set_meta(db, "shadow_refs", "written by an older version")
     with catalog.connect(discover(str(pruned))) as db:
         assert tally.tally(db).rows == 29
+
+
+def test_a_clone_counts_the_blobs_a_server_sent_anyway_as_status_does(mem: Path, tmp_path: Path):
+    """A server without uploadpack.allowFilter sends every blob: the clone says how many archived
+    ones came down, counted as status counts them, and status's first run takes that count."""
+    from strata_git.ops import clone
+
+    git(mem, "remote", "add", "origin", str(bare_remote(tmp_path / "remote.git")))
+    seed_archive(mem, 12)
+    assert strata(mem, "archive").returncode == 0
+    unfiltered = bare_remote(tmp_path / "unfiltered.git", filter=False)
+    git(mem, "push", "-q", str(unfiltered), "main", "refs/strata/*:refs/strata/*")
+    done = clone.clone(unfiltered.as_uri(), str(tmp_path / "laptop"))
+    assert done.archived == 12 and done.archived_local == _held_by_git(tmp_path / "laptop") == 12
+    assert "ignores --filter" in done.warning
+    kept, generation = _kept(tmp_path / "laptop")
+    assert kept["generation"] == generation and kept["packs"] is not None
+    assert _status(tmp_path / "laptop")["archive"]["held_blobs"] == 12
