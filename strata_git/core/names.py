@@ -183,4 +183,4 @@ def spellings(found: list[str]) -> Spellings:
             if key in many:
                 groups[key].append(name)
     return Spellings(mixed=sorted(n for n in fancy if mixed_scripts(n)),
-                     twice=sorted(sorted(g) for g in groups.values()), odd=odd)
+                     twice=sorted(sorted(g) for g in groups.values()), odd={k: sorted(g) for k, g in odd.items()})

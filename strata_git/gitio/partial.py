@@ -99,66 +99,102 @@ def absent(repo: Repo, blobs: list[str]) -> list[str]:
     return [b for b in blobs if b.encode("ascii", "replace") not in found]
 
 
+def objects(repo: Repo) -> str | None:
+    """The object store's folder (a linked worktree's is its main repository's), or None where it
+    cannot be said from here: GIT_OBJECT_DIRECTORY set, or a store that borrows from another."""
+    if os.environ.get("GIT_OBJECT_DIRECTORY"):
+        return None
+    common = repo.git_dir
+    try:
+        with open(os.path.join(repo.git_dir, "commondir"), encoding="utf-8") as f:
+            common = os.path.normpath(os.path.join(repo.git_dir, f.read().strip()))
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError):
+        return None
+    folder = os.path.join(common, "objects")
+    if not os.path.isdir(os.path.join(folder, "pack")) or os.path.exists(os.path.join(folder, "info", "alternates")):
+        return None
+    return folder
+
+
 def packs(repo: Repo) -> tuple[str, ...] | None:
     """The names of the store's packs, sorted: a pack's name is the hash of what it holds, so the
-    packed objects are the same while these are. None where that cannot be said from here: a
-    store that borrows from another (alternates), or a pack folder that cannot be listed."""
-    objects = os.path.join(repo.git_dir, "objects")
-    if os.path.exists(os.path.join(objects, "info", "alternates")):
-        return None
+    packed objects are the same while these are. None where that cannot be said (see objects())."""
+    folder = objects(repo)
     try:
-        return tuple(sorted(e.name for e in os.scandir(os.path.join(objects, "pack")) if e.name.endswith(".pack")))
-    except FileNotFoundError:
-        return ()
+        return tuple(sorted(e.name for e in os.scandir(os.path.join(folder, "pack")) if e.name.endswith(".pack"))) \
+            if folder else None
     except OSError:
         return None
 
 
-def loose(repo: Repo) -> list[str]:
+def loose(repo: Repo) -> list[str] | None:
     """The ids of the store's loose objects (objects/xx/yyyy...), listed from the folders."""
-    objects = os.path.join(repo.git_dir, "objects")
+    folder = objects(repo)
+    if folder is None:
+        return None
     found = []
     for prefix in (f"{i:02x}" for i in range(256)):
         try:
-            with os.scandir(os.path.join(objects, prefix)) as entries:
+            with os.scandir(os.path.join(folder, prefix)) as entries:
                 found += [prefix + e.name for e in entries if len(e.name) in (38, 62)]
         except FileNotFoundError:
             continue
+        except OSError:
+            return None
     return found
 
 
 _IDX_MAGIC = b"\377tOc\0\0\0\2"  # a version 2 pack index; its table of ids follows a 256-entry fan-out
+_IDS = 8 + 1024  # where that table starts
 
 
-def in_packs(repo: Repo, ids: list[str]) -> set[str] | None:
-    """Which of `ids` some pack holds, looked up in the packs' indexes (their ids are sorted: a
-    binary search each); None if an index is not one this reads (only git before 1.5.2 wrote others)."""
-    import mmap
+def _index(folder: str, pack: str) -> bytes | None:
+    """A pack's index, whole, if it is one this reads (only git before 1.5.2 wrote others)."""
+    try:
+        with open(os.path.join(folder, "pack", pack[: -len(".pack")] + ".idx"), "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return data if data[:8] == _IDX_MAGIC and len(data) >= _IDS else None
 
+
+def in_packs(repo: Repo, ids: list[str], among: list[str] | tuple[str, ...] | None = None) -> set[str] | None:
+    """Which of `ids` some pack holds (of `among`, default all), looked up in the packs' indexes
+    (their ids are sorted: a binary search each); None if an index cannot be read here."""
+    folder = objects(repo)
+    if folder is None:
+        return None
     if not ids:
         return set()
-    folder = os.path.join(repo.git_dir, "objects", "pack")
     wanted = {bytes.fromhex(i): i for i in ids}
     width = len(next(iter(wanted)))
     found: set[str] = set()
-    for name in packs(repo) or ():
-        try:
-            with open(os.path.join(folder, name[: -len(".pack")] + ".idx"), "rb") as f, \
-                    mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as idx:
-                if idx[:8] != _IDX_MAGIC:
-                    return None
-                for oid in wanted:
-                    first = oid[0]
-                    lo = int.from_bytes(idx[4 + 4 * first: 8 + 4 * first]) if first else 0
-                    hi = int.from_bytes(idx[8 + 4 * first: 12 + 4 * first])
-                    start = 8 + 1024
-                    while lo < hi:
-                        mid = (lo + hi) // 2
-                        at = idx[start + mid * width: start + (mid + 1) * width]
-                        if at == oid:
-                            found.add(wanted[oid])
-                            break
-                        lo, hi = (mid + 1, hi) if at < oid else (lo, mid)
-        except (OSError, ValueError):
+    for name in among if among is not None else packs(repo) or ():
+        idx = _index(folder, name)
+        if idx is None:
             return None
+        for oid in wanted:
+            first = oid[0]
+            lo = int.from_bytes(idx[4 + 4 * first: 8 + 4 * first]) if first else 0
+            hi = int.from_bytes(idx[8 + 4 * first: 12 + 4 * first])
+            while lo < hi:
+                mid = (lo + hi) // 2
+                at = idx[_IDS + mid * width: _IDS + (mid + 1) * width]
+                if at == oid:
+                    found.add(wanted[oid])
+                    break
+                lo, hi = (mid + 1, hi) if at < oid else (lo, mid)
     return found
+
+
+def pack_ids(repo: Repo, name: str, width: int = 20) -> list[str] | None:
+    """Every id pack `name` holds, from its index; None if it cannot be read here."""
+    folder = objects(repo)
+    idx = _index(folder, name) if folder else None
+    if idx is None:
+        return None
+    count = int.from_bytes(idx[_IDS - 4:_IDS])
+    table = idx[_IDS:_IDS + count * width]
+    return [table[i:i + width].hex() for i in range(0, len(table), width)]

@@ -186,6 +186,11 @@ def corrupt(e: sqlite3.DatabaseError) -> bool:
                 and any(word in str(e) for word in ("locked", "readonly", "disk is full", "disk I/O", "busy")))
 
 
+def busy(e: sqlite3.DatabaseError) -> bool:
+    """Whether an error means another process holds the lock (past the wait)."""
+    return "locked" in str(e) or "busy" in str(e)
+
+
 def again(e: sqlite3.DatabaseError, attempt: int, repo: Repo) -> bool:
     """After a failed transaction on the catalog: whether to run it again (True), having rebuilt
     a broken file or waited out a lock, or to raise (False). Two deferred transactions that both

@@ -30,12 +30,10 @@ from typing import NamedTuple
 
 from strata_git.core import contract, entries, names, textindex
 from strata_git.gitio.git import Repo
-from strata_git.store import catalog, records, toplists
+from strata_git.store import catalog, records, tally, toplists
 
 VERSION = "8"  # of how rows are made from records: another value rebuilds them
 MAX_WARNINGS = 20
-GENERATION = "shadow_generation"  # the meta key changed() sets
-MARKED = "shadow_marked"  # the rows' state (_state) when this version last wrote them
 
 
 class Row(NamedTuple):
@@ -271,17 +269,28 @@ def _digest(cols: tuple[str, str, str]) -> str:
     return hashlib.blake2b("\0".join(cols).encode("utf-8"), digest_size=8).hexdigest()
 
 
-def _insert(db: sqlite3.Connection, made: list[tuple[Row, Columns]]) -> None:
+def _insert(repo: Repo, db: sqlite3.Connection, made: list[tuple[Row, Columns]]) -> None:
     cols = [c for _, c in made]
     first = catalog.allocate(db, len(made))
     values = [(first + i, r.path, r.blob, r.commit, r.title, r.type, catalog.TAG_SEP.join(r.tags),
                r.size, r.preview, r.source, _digest(c), r.project)
               for i, ((r, _), c) in enumerate(zip(made, cols, strict=True))]
+    replaced = _tallied(db, [v[1] for v in values])
     db.executemany("INSERT OR REPLACE INTO archived VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", values)
-    changed(db)
+    tally.changed(repo, db, [(v[1], v[2], v[7], v[9]) for v in values], replaced)
     docs = [(v[0], *c) for v, c in zip(values, cols, strict=True)]
     db.executemany("INSERT INTO docs (rowid, title, tags, body) VALUES (?,?,?,?)", docs)
     toplists.added(db, docs)
+
+
+def _tallied(db: sqlite3.Connection, paths: list[str]) -> list[tuple[str, str, int, str]]:
+    """(path, blob, size, source) of the rows at `paths`: what an insert there replaces."""
+    found = []
+    for start in range(0, len(paths), 500):
+        chunk = paths[start:start + 500]
+        found += db.execute("SELECT path, blob, size, source FROM archived WHERE path IN "
+                            f"({','.join('?' * len(chunk))})", chunk).fetchall()
+    return found
 
 
 def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
@@ -291,7 +300,6 @@ def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
     rows = {r[0]: (_as_row(r[:10]), r[10], r[11]) for r in found if r}
     if not rows:
         return
-    changed(db)
     chosen = {p: r.blob for p, (r, _, _) in rows.items() if r.source == "record"}
     full, _ = records.find(repo, sorted(set(chosen.values())), None,
                            _choice(repo, chosen, {p: rows[p][0].commit for p in chosen}))
@@ -313,26 +321,7 @@ def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
                    (row_id, *cols))
         toplists.removed(db, [(row_id, *cols)])
         db.execute("DELETE FROM archived WHERE path = ?", (path,))
-
-
-def changed(db: sqlite3.Connection) -> None:
-    """Mark the archive rows as changed, in the transaction that changes them: what is counted from
-    them once for each of their states (tally.py) is counted again."""
-    catalog.set_meta(db, GENERATION, os.urandom(8).hex())
-
-
-def _state(db: sqlite3.Connection) -> str:
-    return f"{VERSION} {catalog.get_meta(db, 'shadow_commit')} {catalog.get_meta(db, 'shadow_refs')}"
-
-
-def generation(db: sqlite3.Connection) -> str:
-    """The archive rows' state as changed() last marked it. A version before the mark wrote rows
-    without it, and left the state it brought them to unmarked: then the rows are marked anew here."""
-    if catalog.get_meta(db, MARKED) != _state(db) or not catalog.get_meta(db, GENERATION):
-        changed(db)
-        catalog.set_meta(db, MARKED, _state(db))
-        db.commit()
-    return catalog.get_meta(db, GENERATION)
+    tally.changed(repo, db, [], [(p, r.blob, r.size, r.source) for p, (r, _, _) in rows.items()])
 
 
 def _refs_state(refs: dict[str, str]) -> str:
@@ -340,10 +329,11 @@ def _refs_state(refs: dict[str, str]) -> str:
 
 
 def _set_state(db: sqlite3.Connection, head: str, refs: dict[str, str], warnings: list[str] | None) -> None:
+    anew = not tally.is_marked(db)  # (rows an older version wrote: what is kept for them is not theirs)
     catalog.set_meta(db, "shadow_commit", head)
     catalog.set_meta(db, "shadow_refs", _refs_state(refs))
     catalog.set_meta(db, "shadow_version", VERSION)
-    catalog.set_meta(db, MARKED, _state(db))
+    tally.marked(db, anew)
     if warnings is not None:
         catalog.set_meta(db, "shadow_warnings", json.dumps(warnings[:MAX_WARNINGS]))
 
@@ -488,12 +478,12 @@ def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     db.execute("INSERT INTO docs (docs) VALUES ('delete-all')")
     toplists.clear(db)
     db.execute("DELETE FROM archived")
-    changed(db)
+    tally.changed(repo, db, None)
     catalog.reinsert_live(db)
     commits = (known[1] if known else _commits(repo, head, archived)) if head else {}
     done = 0
     for made in _made(repo, archived, head, refs, commits, warnings):
-        _insert(db, made)
+        _insert(repo, db, made)
         done += len(made)
         if progress:
             progress(done, len(archived))
@@ -549,7 +539,7 @@ def _forward(repo: Repo, db: sqlite3.Connection, old: str, new: str, refs: dict[
     else:
         commits = _commits(repo, revs, added)
     for made in _made(repo, added, new, refs, commits, warnings):
-        _insert(db, made)
+        _insert(repo, db, made)
     if len(gone) >= catalog.COMPACT_AFTER:
         catalog.compact(db)
     _set_state(db, new, refs, warnings or None)
@@ -567,7 +557,7 @@ def _upgrade(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     for made in _made(repo, lacking, head, refs, {p: commits[p] for p in lacking}, warnings) if lacking else ():
         better = [(r, body) for r, body in made if r.source == "record"]
         _delete(repo, db, [r.path for r, _ in better])
-        _insert(db, better)
+        _insert(repo, db, better)
     several = {b for b, notes in records.listing(repo, sorted(set(refs.values()))).items() if len(notes) > 1}
     disputed = {p: b for p, b, _, source in rows if b in several and p not in lacking}
     if disputed:

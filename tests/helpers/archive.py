@@ -26,22 +26,27 @@ def seed_archive(mem: Path, n: int, active: int = 3):
     """`n` memories moved active -> cooled -> archive by the janitor, plus `active` live ones."""
     from strata_git.app.vault import Vault
 
-    folder = mem / "active/notes"
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(n):
-        (folder / f"m{i:04d}.md").write_text(body(i))
-    git(mem, "add", "active")
-    os.environ["STRATA_INTERNAL"] = "1"
-    try:
-        git(mem, "commit", "-q", "-m", "seed")
-    finally:
-        del os.environ["STRATA_INTERNAL"]
+    notes_committed(mem, {f"m{i:04d}": body(i) for i in range(n)})
     vault = Vault.open(str(mem))
     vault.janitor(now=T0 + 40 * DAY)
     vault.janitor(now=T0 + 200 * DAY)
     for i in range(active):
         vault.write(f"live/a{i}", f"# Live {i}\n\nStill in use: kestrel{i}.\n".encode())
     return vault
+
+
+def notes_committed(mem: Path, texts: dict[str, str]) -> None:
+    """Write active/notes/NAME.md for each of `texts` and commit them in one commit (hooks quiet)."""
+    folder = mem / "active/notes"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        (folder / f"{name}.md").write_text(text)
+    git(mem, "add", "active")
+    os.environ["STRATA_INTERNAL"] = "1"
+    try:
+        git(mem, "commit", "-q", "-m", "seed")
+    finally:
+        del os.environ["STRATA_INTERNAL"]
 
 
 def archived_blobs(repo: Path) -> dict[str, str]:

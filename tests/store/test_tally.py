@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import bare_remote, git, strata
-from helpers.archive import archived_blobs, body, held, seed_archive
+from helpers.archive import archived_blobs, body, held, notes_committed, seed_archive
 
 
 def _status(where: Path) -> dict:
@@ -26,10 +26,10 @@ def _held_by_git(where: Path) -> int:
 
 def _kept(where: Path) -> tuple[dict, str]:
     from strata_git.gitio.git import discover
-    from strata_git.store import catalog, shadow, tally
+    from strata_git.store import catalog, tally
 
     with catalog.connect(discover(str(where))) as db:
-        return json.loads(catalog.get_meta(db, tally.KEPT) or "{}"), shadow.generation(db)
+        return json.loads(catalog.get_meta(db, tally.KEPT) or "{}"), tally.generation(db)
 
 
 @pytest.fixture
@@ -92,6 +92,23 @@ def test_rows_an_older_version_wrote_are_counted_again(pruned: Path):
         catalog.set_meta(db, "shadow_refs", "written by an older version")
     with catalog.connect(discover(str(pruned))) as db:
         assert tally.tally(db).rows == 29
+    with catalog.connect(discover(str(pruned))) as db:  # again, and then this version brings the rows on
+        db.execute("DELETE FROM archived WHERE path = 'archive/notes/m0005.md'")
+        catalog.set_meta(db, "shadow_refs", "written by an older version, again")
+    assert strata(pruned, "write", "projects/after", input=b"# after\n").returncode == 0  # (no archive row)
+    assert _status(pruned)["tiers"]["archive"]["memories"] == 28
+
+
+def test_a_linked_worktree_counts_the_blobs_of_its_repository_s_store(pruned: Path, tmp_path: Path):
+    from strata_git.gitio import partial
+    from strata_git.gitio.git import discover
+
+    git(pruned, "worktree", "add", "-q", str(tmp_path / "wt"))
+    main, linked = discover(str(pruned)), discover(str(tmp_path / "wt"))
+    assert linked.git_dir != main.git_dir
+    assert partial.objects(linked) == partial.objects(main) == str(pruned / ".git/objects")
+    assert partial.packs(linked) == partial.packs(main) and partial.packs(main)
+    assert partial.loose(linked) == partial.loose(main)
 
 
 def test_a_clone_counts_the_blobs_a_server_sent_anyway_as_status_does(mem: Path, tmp_path: Path):
@@ -110,3 +127,83 @@ def test_a_clone_counts_the_blobs_a_server_sent_anyway_as_status_does(mem: Path,
     kept, generation = _kept(tmp_path / "laptop")
     assert kept["generation"] == generation and kept["packs"] is not None
     assert _status(tmp_path / "laptop")["archive"]["held_blobs"] == 12
+
+
+def test_what_is_kept_follows_every_write_to_the_rows_as_a_fresh_count_would(mem: Path):
+    """Random batches of rows added, replaced and removed, each marked by changed() in its own
+    transaction, as shadow.py writes them: what is kept then equals what counting the rows again
+    gives, names and blobs held included (some of the blobs are in a pack, some loose, some absent)."""
+    import random
+
+    from strata_git.gitio.git import discover
+    from strata_git.store import catalog, tally
+
+    for i in range(6):
+        (mem / f"active/projects/p{i}.md").write_text(f"# p{i}\n")
+        git(mem, "add", "-A")
+        git(mem, "commit", "-q", "-m", f"p{i}")
+        if i == 2:
+            git(mem, "repack", "-a", "-d", "-q")
+    real = git(mem, "rev-list", "--objects", "--all").stdout.decode().split()
+    blobs = [o for o in real if len(o) == 40][:12] + [f"{n:040x}" for n in range(1, 9)]
+    spellings = ["notes/Koda.md", "notes/koda.md", "notes/k\u043eda.md", "caf\u00e9.md", "cafe\u0301.md",
+                 "CAF\u00c9.md", "\uff2boda.md", "koda.md", "Koda.md", "x/\u0391lpha-a.md", "deep/a/b.md",
+                 "Deep/A/b.md"]
+    pool = spellings + [f"bulk/m{n:03d}.md" for n in range(60)]
+    repo = discover(str(mem))
+    rng = random.Random(5)
+
+    def fresh(db) -> tuple:
+        t = tally.tally(db)
+        return t.rows, t.size, t.blobs, t.sources, t.spellings, tally.held(repo, db, t)
+
+    with catalog.connect(repo) as db:
+        db.execute("DELETE FROM archived")
+        catalog.set_meta(db, "shadow_commit", "c0")
+        db.commit()
+        tally.held(repo, db, tally.tally(db))  # (counted and kept, the packs with it)
+        for step in range(40):
+            rows = {p: (b, n, s) for p, b, n, s in db.execute("SELECT path, blob, size, source FROM archived")}
+            going = rng.sample(sorted(rows), min(len(rows), rng.randrange(4)))
+            coming = {f"archive/{n}": (rng.choice(blobs), rng.randrange(1, 999), rng.choice(["record", "name"]))
+                      for n in rng.sample(pool, rng.randrange(6))}
+            db.execute("BEGIN")
+            removed = [(p, *rows[p]) for p in going]
+            db.executemany("DELETE FROM archived WHERE path = ?", [(p,) for p in going])
+            tally.changed(repo, db, [], removed)
+            replaced = [(p, *rows[p]) for p in coming if p in rows and p not in going]
+            db.executemany("INSERT OR REPLACE INTO archived VALUES (?, ?, ?, '', '', '', '', ?, '', ?, '', '')",
+                           [(1000 * step + j, p, b, n, s) for j, (p, (b, n, s)) in enumerate(coming.items())])
+            tally.changed(repo, db, [(p, *v) for p, v in coming.items()], replaced)
+            db.commit()
+            kept = tally.tally(db)
+            assert kept.packs is not None  # (brought along, not counted again)
+            brought = (kept.rows, kept.size, kept.blobs, kept.sources, kept.spellings, tally.held(repo, db, kept))
+            catalog.set_meta(db, tally.KEPT, "")
+            db.commit()
+            assert brought == fresh(db), step
+    assert len(rows) > 10
+
+
+@pytest.mark.slow
+def test_a_janitor_s_archive_batch_brings_what_status_keeps_along(pruned: Path):
+
+    from helpers.archive import DAY, T0
+    from strata_git.app.vault import Vault
+    from strata_git.gitio.git import discover
+    from strata_git.store import catalog, tally
+
+    first = _status(pruned)
+    notes_committed(pruned, {f"n{i:04d}": body(100 + i) for i in range(8)})
+    vault = Vault.open(str(pruned))
+    vault.janitor(now=T0 + 40 * DAY)
+    vault.janitor(now=T0 + 200 * DAY)
+    with catalog.connect(discover(str(pruned))) as db:
+        kept = tally._load(catalog.get_meta(db, tally.KEPT))
+        assert kept is not None and kept.generation == tally.generation(db)  # brought along, not dropped
+    after = _status(pruned)
+    assert after["tiers"]["archive"]["memories"] == len(archived_blobs(pruned)) >= first["archive"]["memories"] + 8
+    assert after["archive"]["held_blobs"] == _held_by_git(pruned) >= 8  # (archived here, not pruned yet)
+    with catalog.connect(discover(str(pruned))) as db:
+        catalog.set_meta(db, tally.KEPT, "")
+    assert _status(pruned) == after  # (counted again from the rows: the same)
