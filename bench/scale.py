@@ -382,6 +382,41 @@ def status_again(base: Path, samples: int) -> None:
     print(f"{'peak resident, first (MiB)':34} {found['baseline']['peak']:>14,} {found['large']['peak']:>14,}")
 
 
+def janitor_again(base: Path, days: int) -> None:
+    """What a janitor's archive batch costs `git strata status` after it, on the million's clone a
+    --keep run left: status (what it keeps of the archive counted), the janitor `days` after the
+    clone's last commit, status (what is kept brought along by the janitor), and status counting
+    again (what is kept deleted) for the same answer. The clone and its catalog are put back after."""
+    import sqlite3
+
+    env = hermetic_env(base / "home")
+    clone = base / "large" / "clone"
+    state = clone / ".git" / "strata"
+    head = sh(["git", "rev-parse", "HEAD"], clone, env).strip()
+    now = int(sh(["git", "log", "-1", "--format=%ct"], clone, env)) + days * DAY
+    run([STRATA, "status", "--json"], clone, env)
+    saved = base / "saved-state"
+    shutil.copytree(state, saved, dirs_exist_ok=True)
+    try:
+        progress(f"janitor at @{now}")
+        janitor, peak, out = run([STRATA, "janitor", "--now", f"@{now}", "--json"], clone, env)
+        moves = json.loads(out).get("moves", [])
+        kept, _, kept_out = run([STRATA, "status", "--json"], clone, env)
+        with sqlite3.connect(state / "catalog.sqlite") as db:
+            db.execute("DELETE FROM meta WHERE key = 'archive_tally'")
+        counted, _, counted_out = run([STRATA, "status", "--json"], clone, env)
+    finally:
+        sh(["git", "reset", "-q", "--hard", head], clone, env)
+        shutil.rmtree(state)
+        shutil.move(saved, state)
+    same = {k: v for k, v in json.loads(kept_out).items() if k != "derived"} == \
+        {k: v for k, v in json.loads(counted_out).items() if k != "derived"}
+    archived = sum(1 for m in moves if m.get("action") == "archive")
+    print(f"janitor: {len(moves):,} moves ({archived:,} archived) in {janitor:.1f} s, peak {peak} MiB")
+    print(f"status after it: {kept:.2f} s from what the janitor brought along, {counted:.2f} s counting again; "
+          f"the same answer: {same}")
+
+
 def plain_git_clone(remote_url: str, base: Path, env: dict[str, str]) -> float:
     """What git alone takes for what `git strata clone` fetches: the history without blobs (a
     partial clone) and the shadow records (every archived memory's, one blob each, from each shadow
@@ -546,7 +581,13 @@ def main() -> None:
                     "--keep run left (the word lists dropped first: the first round makes them)")
     ap.add_argument("--status", metavar="DIR", help="only measure `git strata status` again, both sizes, in the "
                     "folder a --keep run left")
+    ap.add_argument("--janitor", metavar="DIR", help="only measure a janitor's archive batch and status after it, "
+                    "on the million's clone a --keep run left in DIR (put back after)")
+    ap.add_argument("--days", type=int, default=100, help="with --janitor: its --now, days after the last commit")
     args = ap.parse_args()
+    if args.janitor:
+        janitor_again(Path(args.janitor), args.days)
+        return
     if args.status:
         status_again(Path(args.status), args.samples)
         return

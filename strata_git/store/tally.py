@@ -119,6 +119,8 @@ def _moved(repo: Repo, db: sqlite3.Connection, t: Tally, added: Sequence[Row], r
     delta.subtract(b for _, b, _, _ in removed)
     blobs, packed = t.blobs, t.packed
     packs = partial.packs(repo) if t.packs is not None else None
+    if packs is not None and t.packs is not None and set(t.packs) <= set(packs):
+        packs = tuple(t.packs)  # (what packs added since hold, held() reads from their indexes)
     came, went = [], []
     for blob, d in delta.items():
         if d:
@@ -128,7 +130,7 @@ def _moved(repo: Repo, db: sqlite3.Connection, t: Tally, added: Sequence[Row], r
             elif not now and now - d:
                 went.append(blob)
     blobs += len(came) - len(went)
-    held = partial.in_packs(repo, came + went) if packs is not None and list(packs) == t.packs else None
+    held = partial.in_packs(repo, came + went, packs) if packs is not None and list(packs) == t.packs else None
     if held is None:
         packs = None  # (the packs changed, or cannot be read: status counts the blobs held again)
     else:
