@@ -101,7 +101,7 @@ def test_an_early_fetch_of_another_remote_is_stopped_and_the_round_fetches_its_o
     early.start(str(root), "second")
     started = early._started
     assert started is not None
-    assert early.take(discover(str(root)), early.fetch_args("origin")) is None
+    assert early.take(discover(str(root)), early.fetch_args("origin", discover(str(root)).git_dir)) is None
     assert started.proc.returncode is not None and early._started is None  # stopped and forgotten
     assert here.sync().integrated == "fast-forward"  # its own fetch, of origin
 
@@ -114,7 +114,7 @@ def test_the_round_takes_the_fetch_started_for_it_with_the_refs_from_before_it(p
     early.start(here.repo.root, None)
     started = early._started
     assert started is not None and started.tracking == before
-    taken = early.take(here.repo, early.fetch_args("origin"))
+    taken = early.take(here.repo, early.fetch_args("origin", here.repo.git_dir))
     assert taken is started and early._started is None
     taken.proc.communicate()  # (as the round would)
 

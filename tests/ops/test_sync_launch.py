@@ -73,7 +73,7 @@ def test_the_round_gets_what_it_would_have_read_before_the_fetch(here: Vault):
     assert started is not None and (started.tracking, started.shadow) == before
     assert len(before[1]) == 3  # (cc/dd is no machine's ref)
     assert started.where.remote == "origin" and started.where.url.endswith("mem.git")
-    assert early.take(here.repo, early.fetch_args("origin")) is started
+    assert early.take(here.repo, early.fetch_args("origin", here.repo.git_dir)) is started
     assert started.proc.communicate(60)[1] == b"" and started.proc.returncode == 0
 
 

@@ -113,7 +113,7 @@ def start(path: str, remote: str | None, seen: launch.Seen | None = None) -> Non
         w = remotes.read(remote or configured, config_said)
         launch.remember(repo.root, repo.git_dir, stamped, configured)
         refs = listed(refs_said)
-        args = fetch_args(w.remote)
+        args = fetch_args(w.remote, repo.git_dir)
         _started = Started(os.path.abspath(path), repo, w, tuple(args), refs.get(tracking_ref(w.remote, branch)),
                            _shadow(refs), git.start(args, repo.root))
     except (StrataError, OSError, ValueError):

@@ -145,7 +145,8 @@ def fetch(repo: Repo, w: Where, started: subprocess.Popen[bytes] | Spawned | Non
     """Fetch the remote's branches, access refs and archive records (or wait for a fetch `started`)."""
     if started is not None:
         _load_while(started)
-    proc = run(early.fetch_args(w.remote), repo.root, check=False) if started is None else git.finish(started)
+    proc = run(early.fetch_args(w.remote, repo.git_dir), repo.root, check=False) if started is None \
+        else git.finish(started)
     if proc.returncode != 0:
         raise GitFailed(f"cannot reach {w.remote} ({git.shown_url(w.url)}): {git.error_line(proc.stderr)}; "
                         f"local work is committed here (HEAD {(repo.head() or 'none')[:12]}) and nothing was lost",
@@ -348,12 +349,12 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
     # local edits run meanwhile (it only writes remote-tracking refs and objects; they write HEAD,
     # the index and objects). On a detached HEAD it waits for the checks, which refuse.
     started: subprocess.Popen[bytes] | Spawned | None
-    prefetched = early.take(repo, early.fetch_args(w.remote)) if branch else None
+    prefetched = early.take(repo, early.fetch_args(w.remote, repo.git_dir)) if branch else None
     if prefetched is not None:
         before, shadow_before, started = prefetched.tracking, prefetched.shadow, prefetched.proc
     else:
         before, shadow_before = early.before_fetch(repo, tracking) if branch else (None, records.refs(repo))
-        started = run_in_background(early.fetch_args(w.remote), repo.root) if branch else None
+        started = run_in_background(early.fetch_args(w.remote, repo.git_dir), repo.root) if branch else None
     try:
         if not dry_run:
             localedits.clear_killed_commit(repo)
