@@ -360,13 +360,15 @@ def status_again(base: Path, samples: int) -> None:
     after it, and the one after a memory is written (a new commit, new loose objects)."""
     import sqlite3
 
+    from strata_git.store.tally import KEPT
+
     env = hermetic_env(base / "home")
     found: dict[str, dict[str, float]] = {}
     for label in ("baseline", "large"):
         clone = base / label / "clone"
         progress(f"{label}: status")
         with sqlite3.connect(clone / ".git/strata/catalog.sqlite") as db:
-            db.execute("DELETE FROM meta WHERE key = 'archive_tally'")
+            db.execute("DELETE FROM meta WHERE key = ?", (KEPT,))
         first, peak, _ = run([STRATA, "status", "--json"], clone, env)
         kept = [run([STRATA, "status", "--json"], clone, env)[0] for _ in range(samples)]
         subprocess.run([STRATA, "write", f"projects/status-check-{time.time_ns()}", "--title", "status check"],
@@ -389,6 +391,8 @@ def janitor_again(base: Path, days: int) -> None:
     again (what is kept deleted) for the same answer. The clone and its catalog are put back after."""
     import sqlite3
 
+    from strata_git.store.tally import KEPT
+
     env = hermetic_env(base / "home")
     clone = base / "large" / "clone"
     state = clone / ".git" / "strata"
@@ -403,7 +407,7 @@ def janitor_again(base: Path, days: int) -> None:
         moves = json.loads(out).get("moves", [])
         kept, _, kept_out = run([STRATA, "status", "--json"], clone, env)
         with sqlite3.connect(state / "catalog.sqlite") as db:
-            db.execute("DELETE FROM meta WHERE key = 'archive_tally'")
+            db.execute("DELETE FROM meta WHERE key = ?", (KEPT,))
         counted, _, counted_out = run([STRATA, "status", "--json"], clone, env)
     finally:
         sh(["git", "reset", "-q", "--hard", head], clone, env)
@@ -415,6 +419,28 @@ def janitor_again(base: Path, days: int) -> None:
     print(f"janitor: {len(moves):,} moves ({archived:,} archived) in {janitor:.1f} s, peak {peak} MiB")
     print(f"status after it: {kept:.2f} s from what the janitor brought along, {counted:.2f} s counting again; "
           f"the same answer: {same}")
+
+
+def sync_again(base: Path, samples: int) -> None:
+    """The sync rounds of a full run again on the million's clone a --keep run left (its remote
+    served by a `git daemon` of this run; the clone's url put back after): what a sync bringing 100
+    changed memories costs against plain git in a copy of the same clone."""
+    env = hermetic_env(base / "home")
+    clone = base / "large" / "clone"
+    url = sh(["git", "remote", "get-url", "origin"], clone, env).strip()
+    daemon, port = git_daemon(base)
+    sh(["git", "remote", "set-url", "origin", f"git://127.0.0.1:{port}/large/remote.git"], clone, env)
+    try:
+        synced, pulled, peak = sync_rounds(clone, base, env, samples)
+    finally:
+        sh(["git", "remote", "set-url", "origin", url], clone, env)
+        daemon.terminate()
+        daemon.wait()
+    print(f"sync bringing 100 changed, {samples} rounds: median {statistics.median(synced):.1f} ms "
+          f"({min(synced):.1f}-{max(synced):.1f}), peak {peak} MiB; plain git median "
+          f"{statistics.median(pulled):.1f} ms: {statistics.median(synced) / statistics.median(pulled):.2f}x")
+    rounds = ", ".join(f"{a:.0f}/{b:.0f}" for a, b in zip(synced, pulled, strict=True))
+    print(f"each round (git-strata / plain git, ms): {rounds}")
 
 
 def plain_git_clone(remote_url: str, base: Path, env: dict[str, str]) -> float:
@@ -584,7 +610,12 @@ def main() -> None:
     ap.add_argument("--janitor", metavar="DIR", help="only measure a janitor's archive batch and status after it, "
                     "on the million's clone a --keep run left in DIR (put back after)")
     ap.add_argument("--days", type=int, default=100, help="with --janitor: its --now, days after the last commit")
+    ap.add_argument("--sync", metavar="DIR", help="only measure the sync rounds again, on the million's clone a "
+                    "--keep run left in DIR")
     args = ap.parse_args()
+    if args.sync:
+        sync_again(Path(args.sync), args.samples)
+        return
     if args.janitor:
         janitor_again(Path(args.janitor), args.days)
         return

@@ -122,13 +122,13 @@ def _checked_names(db: sqlite3.Connection, entries: list[Entry], archived: names
                    present: set[str]) -> list[str]:
     """name_problems() of the working tree's memories and a pruned archive (its names not among
     `present`, those checked out), from the archive's tally: no name of a million read here."""
-    def mine(found: list[str]) -> list[str]:
-        return [n for n in found if n not in present]
+    def mine(groups: dict[str, list[str]]) -> dict[str, list[str]]:
+        kept = {k: [n for n in group if n not in present] for k, group in groups.items()}
+        return {k: group for k, group in kept.items() if group}
 
-    kept = names.Spellings(mine(archived.mixed), archived.twice,
-                           {k: mine(group) for k, group in archived.odd.items() if mine(group)})
-    return checked_names(entries, kept, lambda keys: {k: mine(group) for k, group in tally.named(db, keys).items()
-                                                      if mine(group)})
+    return checked_names(entries, names.Spellings([n for n in archived.mixed if n not in present], archived.twice,
+                                                  mine(archived.odd)),
+                         lambda keys: mine(tally.named(db, keys)))
 
 
 def name_problems(entries: list, pruned: list[str] | None = None) -> list[str]:
@@ -137,11 +137,8 @@ def name_problems(entries: list, pruned: list[str] | None = None) -> list[str]:
     pruned archive's memories that `entries` lacks, checked alike without an Entry for each."""
     found = pruned or []
     by_key: dict[str, list[str]] = {}
-    if found:
-        plain = [n for n in found if n.isascii()]
-        by_key = {}
-        for key, name in zip(map(str.lower, plain), plain, strict=True):
-            by_key.setdefault(key, []).append(name)
+    for name in (n for n in found if n.isascii()):
+        by_key.setdefault(name.lower(), []).append(name)
     return checked_names(entries, names.spellings(found),
                          lambda keys: {k: by_key[k] for k in keys if k in by_key})
 

@@ -23,7 +23,7 @@ import sqlite3
 import stat
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, NamedTuple
@@ -434,21 +434,19 @@ def _upsert(db: sqlite3.Connection, rows: list[tuple[tuple, tuple | None]]) -> N
 def _healthy(db: sqlite3.Connection, paths: list[str]) -> set[str]:
     """Those of `paths` whose row has no problem: their names are ones `write` accepts (a name's
     check, a secret scan among others, is 0.1 ms; a path's name does not change)."""
-    found: set[str] = set()
-    for start in range(0, len(paths), 500):
-        chunk = paths[start:start + 500]
-        found.update(p for (p,) in db.execute(f"SELECT path FROM memories WHERE problem = '' AND path IN "
-                                              f"({','.join('?' * len(chunk))})", chunk))
-    return found
+    return {p for (p,) in among(db, "SELECT path FROM memories WHERE problem = '' AND path IN ({})", paths)}
+
+
+def among(db: sqlite3.Connection, query: str, values: Sequence[object]) -> Iterator[tuple]:
+    """The rows `query` gives for `values`, its `{}` standing for the list in `IN ({})`: asked
+    for 500 at a time (SQLite binds at most 32,766 values to a statement, older builds 999)."""
+    for start in range(0, len(values), 500):
+        chunk = values[start:start + 500]
+        yield from db.execute(query.format(",".join("?" * len(chunk))), chunk)
 
 
 def _ids(db: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for start in range(0, len(paths), 500):
-        chunk = paths[start:start + 500]
-        found.update(db.execute(f"SELECT path, id FROM memories WHERE path IN ({','.join('?' * len(chunk))})",
-                                chunk).fetchall())
-    return found
+    return dict(among(db, "SELECT path, id FROM memories WHERE path IN ({})", paths))
 
 
 def pack(cols: tuple[str, ...]) -> bytes:
@@ -464,11 +462,7 @@ def _forget_docs(db: sqlite3.Connection, paths: Iterable[str], held: dict[str, i
     index's: files under archive/ are never indexed from disk, so they have no live_docs row)."""
     paths = list(paths)
     ids = list((held if held is not None else _ids(db, paths)).values())
-    kept = []
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        kept += db.execute(f"SELECT id, cols FROM live_docs WHERE id IN ({','.join('?' * len(chunk))})",
-                           chunk).fetchall()
+    kept = list(among(db, "SELECT id, cols FROM live_docs WHERE id IN ({})", ids))
     gone = [(i, *unpack(cols)) for i, cols in kept]
     db.executemany("INSERT INTO docs (docs, rowid, title, tags, body) VALUES ('delete', ?, ?, ?, ?)", gone)
     toplists.removed(db, gone)
@@ -719,12 +713,7 @@ def update(repo: Repo, db: sqlite3.Connection, paths: Iterable[str], limit: int 
 
 def blob_types(db: sqlite3.Connection, oids: list[str]) -> dict[str, str]:
     """{blob id: memory type} already known (a blob's content, so its type, never changes)."""
-    found: dict[str, str] = {}
-    for start in range(0, len(oids), 500):
-        chunk = oids[start:start + 500]
-        found.update(db.execute(f"SELECT oid, type FROM blob_types WHERE oid IN ({','.join('?' * len(chunk))})",
-                                chunk).fetchall())
-    return found
+    return dict(among(db, "SELECT oid, type FROM blob_types WHERE oid IN ({})", oids))
 
 
 def remember_blob_types(db: sqlite3.Connection, types: dict[str, str]) -> None:

@@ -285,12 +285,7 @@ def _insert(repo: Repo, db: sqlite3.Connection, made: list[tuple[Row, Columns]])
 
 def _tallied(db: sqlite3.Connection, paths: list[str]) -> list[tuple[str, str, int, str]]:
     """(path, blob, size, source) of the rows at `paths`: what an insert there replaces."""
-    found = []
-    for start in range(0, len(paths), 500):
-        chunk = paths[start:start + 500]
-        found += db.execute("SELECT path, blob, size, source FROM archived WHERE path IN "
-                            f"({','.join('?' * len(chunk))})", chunk).fetchall()
-    return found
+    return list(catalog.among(db, "SELECT path, blob, size, source FROM archived WHERE path IN ({})", paths))
 
 
 def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:

@@ -42,7 +42,6 @@ PREFIX = "archive/"
 # by SQLite with every row written, by any process.
 INDEXES = ("CREATE INDEX IF NOT EXISTS archived_by_key ON archived (lower(path))",
            "CREATE INDEX IF NOT EXISTS archived_by_blob ON archived (blob)")
-BATCH = 500  # values bound in one IN (...) at most
 
 
 class Tally(NamedTuple):
@@ -231,36 +230,24 @@ def named(db: sqlite3.Connection, keys: list[str]) -> dict[str, list[str]]:
     """{collision key: the archived ASCII names with it} for those of `keys` (ASCII) any has."""
     _indexed(db)
     found: dict[str, list[str]] = {}
-    for start in range(0, len(keys), BATCH):
-        chunk = [PREFIX + k for k in keys[start:start + BATCH]]
-        for (path,) in db.execute(f"SELECT path FROM archived WHERE lower(path) IN ({','.join('?' * len(chunk))})",
-                                  chunk):
-            name = path[len(PREFIX):]
-            if name.isascii():  # (a non-ASCII name's key is not SQLite's lower(): Spellings.odd has it)
-                found.setdefault(name.lower(), []).append(name)
+    for (path,) in catalog.among(db, "SELECT path FROM archived WHERE lower(path) IN ({})", [PREFIX + k for k in keys]):
+        name = path[len(PREFIX):]
+        if name.isascii():  # (a non-ASCII name's key is not SQLite's lower(): Spellings.odd has it)
+            found.setdefault(name.lower(), []).append(name)
     return found
 
 
 def on_disk(db: sqlite3.Connection, present: set[str]) -> tuple[int, int]:
     """(rows, bytes) of the archived memories named in `present` (checked out, so listed as files)."""
-    rows = size = 0
-    wanted = sorted(present)
-    for start in range(0, len(wanted), BATCH):
-        chunk = [PREFIX + n for n in wanted[start:start + BATCH]]
-        for (length,) in db.execute(f"SELECT size FROM archived WHERE path IN ({','.join('?' * len(chunk))})", chunk):
-            rows, size = rows + 1, size + length
-    return rows, size
+    sizes = [n for (n,) in catalog.among(db, "SELECT size FROM archived WHERE path IN ({})",
+                                         [PREFIX + n for n in sorted(present)])]
+    return len(sizes), sum(sizes)
 
 
 def _archived(db: sqlite3.Connection, ids: list[str]) -> set[str]:
     """Those of `ids` that are an archived memory's blob."""
     _indexed(db)
-    found: set[str] = set()
-    for start in range(0, len(ids), BATCH):
-        chunk = ids[start:start + BATCH]
-        found.update(b for (b,) in db.execute(
-            f"SELECT blob FROM archived WHERE blob IN ({','.join('?' * len(chunk))})", chunk))
-    return found
+    return {b for (b,) in catalog.among(db, "SELECT blob FROM archived WHERE blob IN ({})", ids)}
 
 
 def held(repo: Repo, db: sqlite3.Connection, t: Tally) -> int:
