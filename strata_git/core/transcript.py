@@ -11,7 +11,9 @@ Formats (docs/harnesses.md):
   words are not the session's outcome.
 - Codex rollouts: `type` session_meta / turn_context / response_item / event_msg; a
   response_item's `payload` is a `message` (role, content blocks of input_text / output_text)
-  or a `function_call` (`name`, `arguments` as a JSON string).
+  or a `function_call` (`name`, `arguments` as a JSON string). Rollouts older than session_meta
+  (Codex CLI of mid-2025) start with a header (`id`, `timestamp`, `instructions`), then hold the
+  same items bare, without the envelope, between `{"record_type": "state"}` lines.
 
 A line that is not JSON, not an object, or of a type not listed is skipped and counted.
 
@@ -252,9 +254,17 @@ def harness_text(text: str) -> bool:
     return text.lstrip().startswith(HARNESS)
 
 
+_ITEMS = ("message", "function_call", "custom_tool_call", "function_call_output", "reasoning", "local_shell_call")
+
+
+def _legacy_header(obj: dict) -> bool:
+    """The first line of a Codex rollout older than session_meta: the session's id and time."""
+    return "type" not in obj and "instructions" in obj and isinstance(obj.get("id"), str)
+
+
 def detect(first: dict) -> str:
-    return "codex" if first.get("type") in ("session_meta", "turn_context", "response_item", "event_msg") \
-        else "claude-code"
+    codex = first.get("type") in ("session_meta", "turn_context", "response_item", "event_msg")
+    return "codex" if codex or _legacy_header(first) or "record_type" in first else "claude-code"
 
 
 def session_of(obj: dict) -> str | None:
@@ -267,7 +277,7 @@ def session_of(obj: dict) -> str | None:
         session = payload.get("id")
         if isinstance(session, str):
             return session
-    return None
+    return obj["id"] if _legacy_header(obj) else None
 
 
 def turns(obj: object, fmt: str, number: int) -> list[Turn] | None:
@@ -312,6 +322,10 @@ def _claude(obj: dict, n: int) -> list[Turn] | None:
 
 def _codex(obj: dict, n: int) -> list[Turn] | None:
     kind, payload = obj.get("type"), obj.get("payload")
+    if kind in _ITEMS and "payload" not in obj:
+        kind, payload = "response_item", obj  # an older rollout's bare item
+    elif _legacy_header(obj) or ("record_type" in obj and "type" not in obj):
+        return []
     if kind == "event_msg" and isinstance(payload, dict) and payload.get("type") == "user_message":
         said = payload.get("message")  # what the user typed (some rollouts keep the prompt only here)
         return [Turn(n, "user", said)] if isinstance(said, str) else []

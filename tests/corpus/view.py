@@ -2,10 +2,10 @@
 
     python tests/corpus/view.py FILE.jsonl
 
-Shows user and assistant text (Claude Code `message` blocks, Codex `message` items and
-`event_msg` user messages), the questions the agent asked with AskUserQuestion (Claude Code) or
-request_user_input (Codex), with the answers, and the plans it
-put up with ExitPlanMode, and short tool results (where a user's answer comes back). Tool calls,
+Shows user and assistant text (Claude Code `message` blocks, Codex `message` items, bare in
+rollouts older than `session_meta`, and `event_msg` user messages), the questions the agent asked
+with AskUserQuestion (Claude Code) or request_user_input (Codex), with the answers, and the plans
+it put up with ExitPlanMode, and short tool results (where a user's answer comes back). Tool calls,
 their long outputs and reasoning are left out. Each entry starts with its line number: the number
 a label gives. Independent of git-strata's capture rules on purpose.
 """
@@ -27,6 +27,8 @@ def _blocks(content: object) -> list[dict]:
 def entries(obj: dict) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     kind, payload, message = obj.get("type"), obj.get("payload"), obj.get("message")
+    if kind in ("message", "function_call", "function_call_output") and "payload" not in obj:
+        kind, payload = "response_item", obj  # an older Codex rollout: bare items, no envelope
     side = " (subagent)" if obj.get("isSidechain") else ""
     meta = " (injected)" if obj.get("isMeta") or obj.get("isCompactSummary") else ""
     if kind in ("user", "assistant") and isinstance(message, dict):

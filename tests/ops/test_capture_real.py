@@ -65,6 +65,20 @@ def test_a_real_codex_rollout_lists_its_exec_commands_and_its_prompt(tmp_path: P
     assert text.count("\n- Responding to the note below") == 2
 
 
+def test_a_codex_rollout_older_than_session_meta_is_read():
+    """Codex CLI of mid-2025 wrote a header line (id, timestamp, instructions) and bare items
+    between `record_type` lines: its session, day, prompts, commands and statements are read."""
+    path = CORPUS / "codex/ocodex.jsonl"
+    assert stretch.session_of(str(path), None, capture._session_id) == "e242c65b-c00b-46b3-bb89-80bbf0196c75"
+    s = stretch.read(str(path), "auto", "e242c65b-c00b-46b3-bb89-80bbf0196c75", captures.NONE)
+    assert (s.fmt, s.skipped, s.first) == ("codex", 0, 1)
+    [text] = digests(path)
+    assert "created: '2025-08-26'" in text and "- `cargo build -p orchestrator`" in text
+    assert "- how would the shared dir be accessed by the docker ocodex agents?" in text
+    assert "environment_context" not in text and "Current working directory" not in text
+    assert any(st.kind == "decision" for st in s.notes.digest().statements)
+
+
 def test_harness_text_is_not_an_ask_and_a_reply_to_a_notification_is_not_the_outcome(mem: Path, tmp_path: Path):
     t = tmp_path / "s.jsonl"
     t.write_text("".join([
