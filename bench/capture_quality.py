@@ -41,7 +41,8 @@ TYPES = ("decision", "rejection", "lesson", "task")
 NOISE = re.compile(r"<(?:command-(?:name|message|args)|local-command-[a-z]+|system-reminder|task-notification|"
                    r"environment_context|user_instructions|INSTRUCTIONS|turn_aborted|bash-(?:input|stdout|stderr)|"
                    r"ide_[a-z_]+|user-prompt-submit-hook)>|Stop hook feedback|Base directory for this skill|"
-                   r"# AGENTS\.md instructions|This session is being continued|Caveat: The messages below")
+                   r"# AGENTS\.md instructions|This session is being continued|Caveat: The messages below|"
+                   r"<agent-activation|## User Input|You \*\*MUST\*\* consider the user input")
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:

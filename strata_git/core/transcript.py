@@ -35,7 +35,11 @@ corpus of real sessions by bench/capture_quality.py):
   user's words), each plan the user approved (ExitPlanMode; a Codex `<proposed_plan>` followed by
   "Implement the plan." or a short yes), and each short yes (or
   option number) to what the agent had just offered ("Want me to add X?" then "yes please": "add X"),
-  or, when it asked nothing, to what it last suggested ("I'd suggest X").
+  or, when it asked nothing, to what it last suggested ("I'd suggest X"), and each answer by letter
+  to options offered by letter ("B", "[C] Continue", a yes to "Recommended: Option A").
+
+A user turn that a prompt template filled (spec-kit's "## User Input" block) is read as what the
+user typed into the template, nothing else.
 """
 
 from __future__ import annotations
@@ -86,18 +90,26 @@ RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((kind, who, re.compi
                          r"(?:to|you to|we)|"
                          r"please) (?P<s>" + _SAY + r" [^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("decision", "user", r"\b(?:go|going) with " + _UNTIL),
-    ("decision", "user", r"\bi want (?:my|the|a|an|this|it|them|all|you to) " + _UNTIL),
-    ("decision", "user", r"\bi want to (?P<s>(?:update|change|remove|switch|use|move|keep|have|make|drop|replace|add) "
+    ("decision", "user", r"\b(?:i|we) want you to " + _UNTIL),
+    ("decision", "user", r"\b(?:i|we) want (?P<s>(?:my|the|a|an|this|it|them|all|real|full|only) [^\n]+?)"
+                         r"(?=[.!?](?:\s|$)|$)"),
+    ("decision", "user", r"\b(?:i|we) want to (?P<s>(?:update|change|remove|switch|use|reuse|move|keep|have|make|"
+                         r"drop|replace|add) "
                          r"[^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("decision", "user", r"\b(?:can|could|would) you (?:please )?(?P<s>" + _BUILD + r" [^\n]+?)(?=[.!?](?:\s|$)|$)"),
     ("decision", "user", r"\b(?P<s>use [^\n.!?]{2,80}? instead of [^\n]+?)(?=[.!?](?:\s|$)|$)"),
-    ("decision", "typed", r"\b(?:make sure|ensure)(?: that)? " + _UNTIL),
+    # "make sure it builds" asks for a check, not a choice
+    ("decision", "typed", r"\b(?:make sure|ensure|be sure to)(?: that)? (?![^\n.!?]*\b(?:builds?|build is|passe[sd]|"
+                          r"passing|works|working|compiles?|green)\b)" + _UNTIL),
     ("decision", "typed", r"\b(?:it would be|it'?d be) (?:great|nice|good|better|ideal|awesome) if "
                           r"(?:you could |we could )?" + _UNTIL),
     ("decision", "typed", r"\bi(?:'d| would) love (?:it )?(?:if )?(?:you (?:could|to) |to (?:have|see) )" + _UNTIL),
     ("decision", "typed", r"\b(?:sicherstellen|sicher gehen),? dass " + _UNTIL),
     ("decision", "user", r"帮我(?P<s>(?:补充|添加|增加|加上|实现|改成|换成|改为|使用|去掉|删除)[^\n。？！]{2,200})"),
     ("decision", "user", r"\bwir (?:nehmen|verwenden|nutzen|bleiben bei) " + _UNTIL),
+    ("decision", "user", r"\b(?:on|tu) (?P<s>(?:garde|supprime|annule|utilise|remplace|rebascule|reste|part|passe|"
+                         r"ajoute|enlève|retire|commit)s?\b[^\n]+?)(?=[.!?](?:\s|$)|$)"),
+    ("decision", "user", r"\bpeux[- ]tu (?:faire en sorte (?:que|qu')|)(?P<s>[^\n?]{8,200})"),
     ("decision", "user", r"\b(?:kannst|könntest) du (?:bitte )?(?P<s>[^\n.!?]{4,200}?\b(?:implementieren|einbauen|"
                          r"hinzufügen|ergänzen|ändern|umbauen|umstellen|bauen|entfernen|löschen|verwenden|nutzen|geben))\b"),
     ("decision", "user", r"\bbitte (?P<s>(?:implementiere|baue|ändere|entferne|lösche|nutze|verwende|nimm|stelle|füge|"
@@ -145,6 +157,9 @@ CLAUSES: tuple[tuple[str, str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
                                 r"resolve|load)\b",
          r"(?P<s>\b[^\n.!?]{8,120}\b(?:does not|doesn'?t|cannot|can'?t|won'?t) "
          r"(?:support|accept|take|work with|run|resolve|load) [^\n.!?]*)"),
+        # an agent saying what it does in place of what: the choice it made ("... instead of Y")
+        ("decision", "assistant", r"\b(?:instead of|rather than)\b",
+         r"(?P<s>(?:^|(?<=[.!?:;]\s))[^\n.!?]{8,240}?\b(?:instead of|rather than)\b[^\n.!?]{3,200})"),
     ))
 SENTENCE = 400  # characters around a trigger a clause pattern looks at
 TYPED = 1500  # a user turn longer than this is read by the user clauses no more (pasted or a template)
@@ -163,7 +178,8 @@ def _sentences(text: str, trigger: re.Pattern[str]) -> list[str]:
 
 # A user's short yes to what the agent offered: the offer becomes a decision.
 _YES = re.compile(r"\s*(?:yes|yeah|yep|yup|ja|sure|ok(?:ay)?|please do|go ahead|do it|do that|sounds good|perfect|"
-                  r"perfekt|let'?s do (?:it|that|this)|all of (?:the above|them|it)|(?:option )?\d{1,2}|all|both)\b"
+                  r"perfekt|let'?s do (?:it|that|this)|all of (?:the above|them|it)|(?:option )?\d{1,2}|all|both|oui|"
+                  r"d'accord|vas-y|ça me (?:va|convient)|c'est (?:ok|bon|top|parfait))\b"
                   r"[^\n]{0,80}$|\s*(?:可以|好的?|行|没问题|同意|开始)[^\n]{0,40}$", re.I)
 _OFFER = re.compile(r"(?:want me to|would you like (?:me )?to|should i|shall i|do you want (?:me )?to|"
                     r"i can (?:also )?(?:next )?)(?P<s>[^\n?]{4,300})\?"
@@ -176,6 +192,17 @@ _ASKED = re.compile(r"(?:^|(?<=[.!:]\s)|(?<=[。！：]))(?P<s>[^\n?.!？。！]
 _PERMISSION = re.compile(r"^\W*(?:may|can|could) i (?:run|execute|install|access|use the network)|network access",
                          re.I)
 _OPTION = re.compile(r"^[ \t]*(?:[-*][ \t]*)?(?:\*\*)?(\d{1,2})[.)](?:\*\*)?[ \t]+(?P<s>[^\n]{4,300})$", re.M)
+# Options offered by letter ("A) ...", "[C] Continue", a table's "| A | ... |") and a user's answer
+# of one letter; "**Recommended:** Option B - ..." is what a yes accepts.
+_LETTERED = re.compile(r"^[ \t]*(?:[-*][ \t]*)?(?:\*\*)?(?:\[(?P<a>[A-E])\]|(?P<b>[A-E])[).:])(?:\*\*)?[ \t]+"
+                       r"(?P<s>[^\n]{2,300})$"
+                       r"|^[ \t]*\|[ \t]*(?P<c>[A-E])[ \t]*\|[ \t]*(?P<t>[^|\n]{2,300}?)[ \t]*\|", re.M)
+_LETTER = re.compile(r"\s*(?:option\s+)?(?P<o>[A-Ea-e])\s*[.)]?\s*$", re.I)
+_RECOMMENDED = re.compile(r"\brecommended:?(?:\*\*)?:?[ \t]*option (?P<o>[A-E])\b[ \t]*[-—–:]?[ \t]*"
+                          r"(?P<s>[^\n]{4,300})", re.I)
+_GO_ON = re.compile(r"\s*(?:continue|continuer|proceed)\b", re.I)  # a menu's "go on": accepts what it proposed
+_HEAD = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+(?P<h>[^\n]{4,200})|\*\*(?P<b>[^*\n]{4,200})\*\*:?)[ \t]*$", re.M)
+_NUMBERED_ANSWERS = re.compile(r"\s*1[).][ \t]*\S[^\n]*?\b2[).][ \t]*\S", re.S)
 _ANSWER = re.compile(r'"(?P<q>[^"\n]{1,400})"="(?P<a>[^"\n]{1,600})"')
 # A question that asks for a choice (not for a fact such as an address): its answer is a decision.
 _CHOICE = re.compile(r"\b(?:which|how should|should|shall|prefer|want|approach|option|choose|wie soll|welche[snmr]?|"
@@ -250,8 +277,20 @@ def _without_injected(text: str) -> str:
 
 
 def harness_text(text: str) -> bool:
-    """Whether a user turn's text is the harness's, not typed by the user (see HARNESS)."""
-    return text.lstrip().startswith(HARNESS)
+    """Whether a user turn's text is the harness's, not typed by the user (see HARNESS), or an
+    agent persona's activation (BMAD's `<agent-activation>`)."""
+    return text.lstrip().startswith(HARNESS) or "<agent-activation" in text[:2000]
+
+
+# A prompt template a slash command expanded into the user's turn (spec-kit, and the Codex custom
+# prompts built on it): what the user typed after the command is the fenced "User Input" block.
+_TEMPLATE_INPUT = re.compile(r"\s*## User Input\s*\n\s*```[a-z]*\n(?P<typed>.*?)\n?```", re.S)
+
+
+def own_words(text: str) -> str:
+    """A user turn's text as the user typed it: a prompt template's own text left out."""
+    m = _TEMPLATE_INPUT.match(text)
+    return m["typed"].strip() if m else text
 
 
 _ITEMS = ("message", "function_call", "custom_tool_call", "function_call_output", "reasoning", "local_shell_call")
@@ -372,6 +411,8 @@ class Notes:
 
     def add(self, t: Turn) -> None:
         self.turns += 1
+        if t.role == "user":
+            t = t._replace(text=own_words(t.text))
         harness = t.role == "user" and harness_text(t.text)
         if t.role == "user" and not t.side and t.text.strip():
             self._aside = harness
@@ -480,6 +521,8 @@ class Notes:
         if self._plan and _PROPOSED.search(self._offer) and _IMPLEMENT.match(t.text):
             self._approved(t.line)
             return
+        if self._offer and len(t.text) <= 300 and self._picked(t):
+            return
         if not self._offer or len(t.text) > 120 or not _YES.match(t.text):
             return
         picked = re.match(r"\s*(?:option )?(\d{1,2})\b", t.text, re.I)
@@ -497,6 +540,32 @@ class Notes:
             self._say("decision", suggested[-1], t.line)
         elif options and "?" in self._offer[-300:] and re.match(r"\s*(?:yes|ja|all|both|sure|ok)", t.text, re.I):
             self._say("decision", "; ".join(options.values()), t.line)
+
+    def _picked(self, t: Turn) -> bool:
+        """An answer by letter to options the agent offered by letter ("A", "[C] Continue", a yes to
+        its "Recommended: Option B"), or numbered answers to its numbered questions ("1) B 2) X")."""
+        offer = self._offer[-4000:]
+        letters = {(m["a"] or m["b"] or m["c"]): (m["s"] or m["t"]).strip() for m in _LETTERED.finditer(offer)}
+        letter = _LETTER.match(t.text)
+        recommended = _RECOMMENDED.search(offer)
+        if letter and letter["o"].upper() in letters:
+            chosen = letters[letter["o"].upper()]
+        elif recommended and re.match(r"\s*(?:yes|recommended|ok|oui|ja)\b", t.text, re.I):
+            chosen = letters.get(recommended["o"].upper(), recommended["s"])
+        elif _NUMBERED_ANSWERS.match(t.text):
+            questions = {m[1]: m["s"] for m in _OPTION.finditer(offer)}
+            for m in re.finditer(r"(?:^|\s)(\d{1,2})[).][ \t]*(?P<s>.+?)(?=\s\d{1,2}[).]|$)", t.text, re.S):
+                answer = m["s"].strip(" .;")
+                question = questions.get(m[1], "").split("?")[0].strip(" *")
+                self._say("decision", f"{question}: {answer}" if question and len(answer) < 40 else answer, t.line)
+            return True
+        else:
+            return False
+        if _GO_ON.match(chosen):  # "[C] Continue": what the agent proposed is accepted
+            heads = [m["h"] or m["b"] for m in _HEAD.finditer(offer)]
+            chosen = f"accepted: {heads[0].strip(' *:')}" if heads else f"accepted: {collapsed(offer)[:160]}"
+        self._say("decision", chosen, t.line)
+        return True
 
     def digest(self) -> Digest:
         return Digest(self.asked, [safe(f) for f in list(self.files)[:MAX_ITEMS]], list(self.commands)[:MAX_ITEMS],

@@ -81,3 +81,67 @@ def test_what_is_not_a_choice(text: str):
 def test_a_template_pasted_as_a_prompt_is_not_the_users_wish():
     template = "## Outline\n" + "Make sure to mark each task off as [X] in the tasks file.\n" + "x" * TYPED
     assert said(("user", template)) == set()
+
+
+# What the five later Codex sessions of the corpus showed (spec-kit and BMAD prompts, answers by
+# letter, French), written here in new words.
+
+SPEC_KIT = ("\n## User Input\n\n```text\n{typed}\n```\n\nYou **MUST** consider the user input before proceeding "
+            "(if not empty).\n\n## Outline\n\n1. Do not ask more than 5 questions.\n2. Never invent a tech stack.\n"
+            "Make sure the spec has no [NEEDS CLARIFICATION] markers left.\n")
+
+
+def test_a_prompt_template_is_read_as_what_the_user_typed_into_it():
+    notes = Notes()
+    notes.add(Turn(1, "user", SPEC_KIT.format(typed="We want a REAL sqlite queue, not a stub.")))
+    notes.add(Turn(2, "user", SPEC_KIT.format(typed="")))  # the command alone: nothing typed
+    d = notes.digest()
+    assert d.asked == ["We want a REAL sqlite queue, not a stub."]
+    assert {(s.kind, s.text) for s in d.statements} == {("decision", "a REAL sqlite queue, not a stub")}
+
+
+def test_an_agent_persona_activation_is_harness_text():
+    activation = ("\nYou must fully embody this agent's persona.\n\n<agent-activation CRITICAL=\"TRUE\">\n"
+                  "1. LOAD the agent file\n2. NEVER break character\n</agent-activation>\n")
+    notes = Notes()
+    notes.add(Turn(1, "user", activation))
+    assert notes.digest().asked == [] and notes.digest().statements == []
+
+
+@pytest.mark.parametrize(("offer", "answer", "statement"), [
+    ("Who may see it?\n\nA) Only the team\nB) Everyone\n\nReply A/B.", "B", "Everyone"),
+    ("**Recommended:** Option A - one queue per tenant.\n\n| Option | Description |\n|---|---|\n"
+     "| A | One queue per tenant |\n| B | One shared queue |\n", "b", "One shared queue"),
+    ("**Recommended:** Option A - one queue per tenant.\n\n| Option | Description |\n|---|---|\n"
+     "| A | One queue per tenant |\n| B | One shared queue |\n", "yes", "One queue per tenant"),
+    ("### Storage decisions (proposal)\n\n1) SQLite, one file per project\n2) WAL on\n\nConfirm?\n\n"
+     "[A] Advanced Elicitation\n[C] Continue - save and go on", "C", "accepted: Storage decisions (proposal)"),
+])
+def test_an_answer_by_letter_is_the_option_it_names(offer: str, answer: str, statement: str):
+    assert said(("assistant", offer), ("user", answer)) == {("decision", statement)}
+
+
+def test_numbered_answers_to_numbered_questions_are_a_decision_each():
+    offer = "Three questions:\n1) Which store? A) files B) SQLite\n2) Which cache? plain or enriched\n3) Validation?"
+    found = said(("assistant", offer), ("user", "1) B 2) enriched cache 3) strict"))
+    assert found == {("decision", "Which store: B"), ("decision", "Which cache: enriched cache"),
+                     ("decision", "Validation: strict")}
+
+
+@pytest.mark.parametrize(("turns", "statement"), [
+    ((("assistant", "Want me to add a CSV export?"), ("user", "oui ça me convient")), "add a CSV export"),
+    ((("user", "ok on annule la spec 002, on rebascule sur main"),), "annule la spec 002, on rebascule sur main"),
+    ((("user", "peux tu faire en sorte que le cache soit chiffré ?"),), "le cache soit chiffré"),
+    ((("user", "We want REAL mailboxes with a trait per backend."),), "REAL mailboxes with a trait per backend"),
+    ((("user", "Be sure to keep a migration per table."),), "keep a migration per table"),
+    ((("assistant", "I'm going to make the API return a clear error instead of a failed transaction."),),
+     "I'm going to make the API return a clear error instead of a failed transaction"),
+])
+def test_how_the_later_sessions_said_it(turns: tuple, statement: str):
+    assert ("decision", statement) in said(*turns)
+
+
+@pytest.mark.parametrize("text", ["next steps and make sure it all builds", "make sure the tests are passing",
+                                  "Did you make sure they're working?"])
+def test_asking_for_a_check_is_not_a_choice(text: str):
+    assert said(("user", text)) == set()

@@ -21,7 +21,8 @@ TRANSCRIPTS = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*.j
 # Harness text, written here from the harnesses' formats (not from capture's own list).
 HARNESS = re.compile(r"<(?:command-name|command-message|local-command-caveat|local-command-stdout|system-reminder|"
                      r"task-notification|environment_context|user_instructions|INSTRUCTIONS)>|Stop hook feedback|"
-                     r"Base directory for this skill|# AGENTS\.md instructions|Caveat: The messages below")
+                     r"Base directory for this skill|# AGENTS\.md instructions|Caveat: The messages below|"
+                     r"<agent-activation|## User Input|You \*\*MUST\*\* consider the user input")
 
 
 def digests(path: Path) -> list[str]:
