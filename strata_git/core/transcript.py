@@ -202,7 +202,8 @@ _RECOMMENDED = re.compile(r"\brecommended:?(?:\*\*)?:?[ \t]*option (?P<o>[A-E])\
                           r"(?P<s>[^\n]{4,300})", re.I)
 _GO_ON = re.compile(r"\s*(?:continue|continuer|proceed)\b", re.I)  # a menu's "go on": accepts what it proposed
 _HEAD = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+(?P<h>[^\n]{4,200})|\*\*(?P<b>[^*\n]{4,200})\*\*:?)[ \t]*$", re.M)
-_NUMBERED_ANSWERS = re.compile(r"\s*1[).][ \t]*\S[^\n]*?\b2[).][ \t]*\S", re.S)
+_NUMBERED_ANSWERS = re.compile(r"\s*1[).][ \t]*\S[^\n]*?\b2[).][ \t]*\S", re.S)  # "1) B 2) enriched cache"
+_NUMBERED_ANSWER = re.compile(r"(?:^|\s)(\d{1,2})[).][ \t]*(?P<s>.+?)(?=\s\d{1,2}[).]|$)", re.S)  # each of them
 _ANSWER = re.compile(r'"(?P<q>[^"\n]{1,400})"="(?P<a>[^"\n]{1,600})"')
 # A question that asks for a choice (not for a fact such as an address): its answer is a decision.
 _CHOICE = re.compile(r"\b(?:which|how should|should|shall|prefer|want|approach|option|choose|wie soll|welche[snmr]?|"
@@ -547,14 +548,15 @@ class Notes:
         offer = self._offer[-4000:]
         letters = {(m["a"] or m["b"] or m["c"]): (m["s"] or m["t"]).strip() for m in _LETTERED.finditer(offer)}
         letter = _LETTER.match(t.text)
-        recommended = _RECOMMENDED.search(offer)
+        yes = re.match(r"\s*(?:yes|recommended|ok|oui|ja)\b", t.text, re.I)
+        recommended = _RECOMMENDED.search(offer) if yes else None
         if letter and letter["o"].upper() in letters:
             chosen = letters[letter["o"].upper()]
-        elif recommended and re.match(r"\s*(?:yes|recommended|ok|oui|ja)\b", t.text, re.I):
+        elif recommended:
             chosen = letters.get(recommended["o"].upper(), recommended["s"])
         elif _NUMBERED_ANSWERS.match(t.text):
             questions = {m[1]: m["s"] for m in _OPTION.finditer(offer)}
-            for m in re.finditer(r"(?:^|\s)(\d{1,2})[).][ \t]*(?P<s>.+?)(?=\s\d{1,2}[).]|$)", t.text, re.S):
+            for m in _NUMBERED_ANSWER.finditer(t.text):
                 answer = m["s"].strip(" .;")
                 question = questions.get(m[1], "").split("?")[0].strip(" *")
                 self._say("decision", f"{question}: {answer}" if question and len(answer) < 40 else answer, t.line)
