@@ -26,7 +26,7 @@ import functools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import Stemmer
 
@@ -126,7 +126,7 @@ def index_terms(surface: Iterable[str]) -> list[str]:
     return out
 
 
-def counted_terms(counts: dict[str, int], into: dict[str, int] | None = None) -> dict[str, int]:
+def counted_terms(counts: Mapping[str, int], into: dict[str, int] | None = None) -> dict[str, int]:
     """{term: count} from {surface token: count} (words that share a stem add up), added to `into`."""
     out: dict[str, int] = {} if into is None else into
     known = _TERMS  # (the loop of a rebuild: millions of tokens, so no call per known one)
@@ -147,13 +147,13 @@ def indexed(text: str) -> str:
     return " ".join(index_terms(tokens(text)))
 
 
-def spelled_out(counts: dict[str, int]) -> str:
+def spelled_out(counts: Mapping[str, int]) -> str:
     """A document FTS5 scores exactly like the text the counts came from (bm25 looks at how often
     each term occurs and how many there are, never at their order): each term `count` times."""
     return "".join((t + " ") * counts[t] for t in sorted(counts)).rstrip()
 
 
-def document(title: str, tags: Iterable[str], type_: str, name: str, body: dict[str, int]) -> tuple[str, str, str]:
+def document(title: str, tags: Iterable[str], type_: str, name: str, body: Mapping[str, int]) -> tuple[str, str, str]:
     """(title, tags, body) columns as the index holds one memory, live or archived alike: the same
     text gives the same columns, so an archived memory scores exactly as it did live. `body`
     counts the surface tokens of the memory's body; its name's words are part of the body."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from strata_git.core.memory import UNSAFE_TO_DISPLAY
@@ -102,6 +103,34 @@ def move(raw: str) -> dict | None:
     """A `Strata-Move` trailer's record, if it is one: a JSON object whose action, name, from and to
     are text, rule text or null, and age_days, last_read and reads finite numbers (see _number) or null.
     Only those keys are kept, each present (None where the record had none)."""
+    found = _as_written(raw)
+    return found if found is not None else _move(raw)
+
+
+# A move as the janitor writes it (rules.Move.trailer, compact JSON, keys in that order, no escape
+# in any text, plain numbers): read by one match, where a clone reads two million of them. Any
+# other spelling is decoded as JSON by _move, which gives the same record for this one (a test
+# checks).
+_TEXT = r'"([^"\\\x00-\x1f]{0,' + str(_MAX_TEXT) + '})"'
+_NUMBER = r"(null|-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,17})?)"
+_WRITTEN = re.compile(rf'\{{"action":{_TEXT},"name":{_TEXT},"from":{_TEXT},"to":{_TEXT},"rule":(?:null|{_TEXT}),'
+                      rf'"age_days":{_NUMBER},"last_read":{_NUMBER},"reads":{_NUMBER}\}}')
+
+
+def _as_written(raw: str) -> dict | None:
+    """The record of a move spelled as the janitor writes it and valid; None for any other."""
+    written = _WRITTEN.fullmatch(raw)
+    if written is None or UNSAFE_TO_DISPLAY.search(raw):  # (no escape: the raw text is the texts' text)
+        return None
+    action, name, source, target, rule, *spelled = written.groups()
+    numbers = [None if n == "null" else float(n) if "." in n else int(n) for n in spelled]
+    if any(n is not None and abs(n) > MAX_TIME for n in numbers):
+        return None
+    return {"action": action, "name": name, "from": source, "to": target, "rule": rule,
+            **dict(zip(MOVE_NUMBERS[:3], numbers, strict=True)), "window_days": None}
+
+
+def _move(raw: str) -> dict | None:
     found = json_object(raw)
     if found is None or any(text(found.get(k)) is None for k in MOVE_KEYS):
         return None

@@ -48,6 +48,14 @@ def use_libgit2() -> None:
     _KEEP = True
 
 
+def forked() -> None:
+    """In a process just forked from one that may have read objects: open its own handles (a
+    handle's pack windows and locks are not to be shared between processes)."""
+    global _LOCK
+    _LIBGIT2.clear()
+    _LOCK = None
+
+
 def _libgit2(git_dir: str, bulk: bool) -> pygit2.Repository | None:
     """This repository opened with pygit2, or None (not wanted here, or pygit2 not installed)."""
     global _LOCK

@@ -189,6 +189,25 @@ def in_packs(repo: Repo, ids: list[str], among: list[str] | tuple[str, ...] | No
     return found
 
 
+def held_among(repo: Repo, ids: list[str]) -> int:
+    """How many of `ids` the store holds. Many ids are looked up in the packs' indexes and the
+    loose objects' names, read whole (at a million archived memories, three million ids in about
+    a second, where git lists them in ten); else, or where those cannot be read here, absent()."""
+    folder, names, lying = objects(repo), packs(repo), loose(repo)
+    if len(ids) < LISTED_UP_TO or folder is None or names is None or lying is None:
+        return len(ids) - len(absent(repo, ids))
+    wanted = {bytes.fromhex(i) for i in ids}
+    width = len(next(iter(wanted)))
+    held = wanted.intersection(bytes.fromhex(i) for i in lying if len(i) == 2 * width)
+    for name in names:
+        idx = _index(folder, name)
+        if idx is None:
+            return len(ids) - len(absent(repo, ids))
+        table = memoryview(idx)[_IDS:_IDS + int.from_bytes(idx[_IDS - 4:_IDS]) * width]
+        held.update(wanted.intersection(table[i:i + width].tobytes() for i in range(0, len(table), width)))
+    return len(held)
+
+
 def pack_ids(repo: Repo, name: str, width: int = 20) -> list[str] | None:
     """Every id pack `name` holds, from its index; None if it cannot be read here."""
     folder = objects(repo)

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import NamedTuple
 
-from strata_git.core import contract
+from strata_git.core import contract, heap
 from strata_git.errors import NotFound, Refused
 from strata_git.gitio import git, partial
 from strata_git.gitio.git import discover, run
@@ -44,9 +44,6 @@ def clone(url: str, folder: str | None = None, progress: Callable[[str], None] |
     """Clone `url` into `folder`. `progress` is told each step as it starts; `counted(done, total)`
     how many archived memories the shadow index holds so far, while it is built."""
     from strata_git.core import config
-    from strata_git.ops import hookshims
-    from strata_git.ops.sync import sync
-    from strata_git.store import catalog, history, index_md, records, shadow, tally
 
     target = _target(url, folder)
     if "://" not in url and os.path.isdir(url):  # a local path: git would copy it whole, filter or not
@@ -74,6 +71,19 @@ def clone(url: str, folder: str | None = None, progress: Callable[[str], None] |
     if not os.path.isfile(os.path.join(repo.root, config.CONFIG_PATH)):
         raise NotFound(f"cloned into {target}, but it has no {config.CONFIG_PATH}: not a memory repository",
                        f"run `git strata init {target}` to make it one")
+    with heap.held_off():  # (millions of objects made and kept from here on: see core/heap.py)
+        return _index(repo, url, target, warning, say, counted)
+
+
+def _index(repo: git.Repo, url: str, target: str, warning: str, say: Callable[[str], None],
+           counted: Callable[[int, int], None] | None) -> Cloned:
+    """The rest of a clone: the records, history read meanwhile, the shadow index, the live
+    memories' rows and index.md."""
+    from strata_git.core import config
+    from strata_git.ops import hookshims
+    from strata_git.ops.sync import sync
+    from strata_git.store import catalog, history, index_md, records, shadow, tally
+
     say("fetching the machines' access and shadow records, and reading history meanwhile")
     access_refs = f"+{contract.ACCESS_REFS}*:{contract.remote_refs('origin', 'access')}*"
     run(["fetch", "-q", "origin", access_refs], repo.root, check=False)

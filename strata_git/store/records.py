@@ -239,15 +239,26 @@ def note_blobs(repo: Repo, old: str | None, new: str) -> list[str]:
     return sorted({e.oid for e in repo.ls_tree(new, check=False).values()})
 
 
+# A note where _path puts it (`git ls-tree -z -r`: mode, type, id, tab, path, NUL): a ref's
+# million notes are read by one pattern; a tree with any other entry is read entry by entry.
+_PLACED = re.compile(r"(?:^|(?<=\0))[0-7]{6} blob ([0-9a-f]{40})\t([0-9a-f]{2})/([0-9a-f]{38})\0")
+
+
 def listing(repo: Repo, commits: list[str]) -> dict[str, list[str]]:
     """{blob id: [note blob ids, sorted]} over the trees of `commits` (no note is read)."""
     found: dict[str, set[str]] = {}
     for commit in sorted(set(commits)):
+        out = repo.git("ls-tree", "-z", "-r", commit, check=False).decode("utf-8", "surrogateescape")
+        placed = _PLACED.findall(out)
+        if len(placed) == out.count("\0"):
+            for note, head, tail in placed:
+                found.setdefault(head + tail, set()).add(note)
+            continue
         for path, entry in repo.ls_tree(commit, check=False).items():
             blob = path.replace("/", "")
             if entry.type == "blob" and OID.fullmatch(blob) and OID.fullmatch(entry.oid):
                 found.setdefault(blob, set()).add(entry.oid)
-    return {blob: sorted(notes) for blob, notes in found.items()}
+    return {blob: [*notes] if len(notes) == 1 else sorted(notes) for blob, notes in found.items()}
 
 
 class Choice(NamedTuple):

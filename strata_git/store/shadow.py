@@ -24,11 +24,12 @@ import os
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import NamedTuple
 
-from strata_git.core import contract, entries, names, textindex
+from strata_git.core import contract, entries, heap, names, textindex
+from strata_git.gitio import git
 from strata_git.gitio.git import Repo
 from strata_git.store import catalog, records, tally, toplists
 
@@ -102,9 +103,9 @@ def _from_legacy(path: str, blob: str, commit: str, rec: dict) -> tuple[Row, Cou
                "trailer"), body
 
 
-def _from_record(path: str, rec: records.Record, commit: str) -> tuple[Row, Counter[str]]:
+def _from_record(path: str, rec: records.Record, commit: str) -> tuple[Row, Mapping[str, int]]:
     return Row(path, rec.blob, commit, rec.title, rec.type, rec.tags, rec.size, rec.preview, "record", rec.project), \
-        Counter(rec.counts)
+        rec.counts  # (read, never changed: a million archived rows are made without a copy each)
 
 
 def _bound(repo: Repo, archived: dict[str, str], commits: dict[str, str]) -> dict[str, str]:
@@ -145,9 +146,9 @@ def _made(repo: Repo, archived: dict[str, str], head: str, refs: dict[str, str],
           ) -> Iterator[list[tuple[Row, Columns]]]:
     """Rows with their full-text columns for {path: blob}, from records, else old trailers, else
     the name, in parts of at most CHUNK: a million archived memories' records never sit in memory
-    at once (the notes are listed once; each part reads its own). A large build turns the records
-    of its parts into rows on other processes while this one reads the next part and the caller
-    writes the last (see _workers). Warnings go to `warnings`."""
+    at once (the notes are listed once; each part reads its own). A large build reads the records
+    of its parts and turns them into rows on other processes while the caller writes the rows
+    made before (see _workers). Warnings go to `warnings`."""
     commits = commits or {}
     warnings = [] if warnings is None else warnings
     heads = sorted(set(refs.values()))
@@ -167,7 +168,7 @@ def _made(repo: Repo, archived: dict[str, str], head: str, refs: dict[str, str],
         wanted = {b: notes[b] for b in blobs if b in notes}
         mine = frozenset(n for ns in wanted.values() for n in ns if n in own)
         bound = {b: choice.bound[b] for b in blobs if b in choice.bound}
-        return (part, records.texts_of(repo, wanted), choice._replace(bound=bound, own=mine),
+        return (repo, part, wanted, choice._replace(bound=bound, own=mine),
                 {path: commits[path] for path, _ in part if path in commits})
 
     workers = _workers(len(items))
@@ -189,7 +190,7 @@ def _on_processes(parts: Iterator[list[tuple[str, str]]], task: Callable[[list[t
 
     gc.freeze()  # the forked processes then never copy this one's objects by collecting them
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=git.forked) as pool:
             pending: deque = deque()
             for part in parts:
                 pending.append((part, pool.apply_async(_part_rows, task(part))))
@@ -224,11 +225,12 @@ def _workers(count: int) -> int:
     return min(cores, 4) if cores > 1 else 0
 
 
-def _part_rows(part: list[tuple[str, str]], texts: dict[str, dict[str, bytes | None]], choice: records.Choice,
+def _part_rows(repo: Repo, part: list[tuple[str, str]], wanted: dict[str, list[str]], choice: records.Choice,
                commits: dict[str, str]) -> tuple[list[tuple[Row, Columns] | None], list[str]]:
-    """([a row and its columns for each of `part` with a record, else None], warnings): pure, so
-    another process can make them."""
-    found, warned = records.choose(texts, choice)
+    """([a row and its columns for each of `part` with a record, else None], warnings), the
+    records of `wanted` ({blob: candidate note ids}) read here: another process can make them
+    (it reads the records itself, so only their ids are handed to it and rows come back)."""
+    found, warned = records.load(repo, wanted, choice)
     return [_row(path, found.get(blob), commits) for path, blob in part], warned
 
 
@@ -261,7 +263,7 @@ class Stale(Exception):
     """An archive row's indexed values can no longer be recomputed exactly: rebuild them all."""
 
 
-def _columns(r: Row, body: Counter[str]) -> tuple[str, str, str]:
+def _columns(r: Row, body: Mapping[str, int]) -> tuple[str, str, str]:
     return textindex.document(r.title, r.tags, r.type, r.name, body)
 
 
@@ -455,8 +457,9 @@ def from_history(repo: Repo, head: str) -> tuple[dict[str, str], dict[str, str]]
     """What a build of `head` reads from history: ({path: blob} under archive/, {path: the commit
     that archived it}). A caller waiting on something else (a clone, on its records) reads it
     meanwhile and hands it to build()."""
-    archived = _archived(repo, head)
-    return archived, _commits(repo, head, archived)
+    with heap.held_off():
+        archived = _archived(repo, head)
+        return archived, _commits(repo, head, archived)
 
 
 def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str] | None = None,
@@ -466,6 +469,12 @@ def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     full-text table is emptied and the live rows put back from what live_docs keeps: cheaper
     than recomputing each archived row's values to delete it, and it leaves no deleted data.
     `progress(done, total)` is told after each part; `known` is from_history(repo, head)."""
+    with heap.held_off():
+        return _build_in(repo, db, head, refs, progress, known)
+
+
+def _build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str] | None,
+              progress: Callable[[int, int], None] | None, known: tuple[dict[str, str], dict[str, str]] | None) -> int:
     refs = records.refs(repo) if refs is None else refs
     archived = (known[0] if known else _archived(repo, head)) if head else {}
     catalog.affordable(len(archived), "the shadow index")
@@ -477,11 +486,12 @@ def build_in(repo: Repo, db: sqlite3.Connection, head: str, refs: dict[str, str]
     catalog.reinsert_live(db)
     commits = (known[1] if known else _commits(repo, head, archived)) if head else {}
     done = 0
-    for made in _made(repo, archived, head, refs, commits, warnings):
-        _insert(repo, db, made)
-        done += len(made)
-        if progress:
-            progress(done, len(archived))
+    with catalog.bulk(db):
+        for made in _made(repo, archived, head, refs, commits, warnings):
+            _insert(repo, db, made)
+            done += len(made)
+            if progress:
+                progress(done, len(archived))
     catalog.compact(db)
     _set_state(db, head, refs, warnings)
     return len(archived)

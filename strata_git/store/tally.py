@@ -275,7 +275,7 @@ def held(repo: Repo, db: sqlite3.Connection, t: Tally) -> int:
                 return packed + len(mine - in_packs)
     blobs = list({b for (b,) in db.execute("SELECT blob FROM archived")})
     loose = partial.loose(repo)  # (listed before and after the count: one that changed between is not kept)
-    count = len(blobs) - len(partial.absent(repo, blobs))
+    count = partial.held_among(repo, blobs)
     if packs is None or loose is None or partial.packs(repo) != packs or partial.loose(repo) != loose:
         return count
     mine = set(loose).intersection(blobs)

@@ -367,3 +367,36 @@ def test_a_build_on_several_processes_makes_the_same_rows_and_warnings(mem: Path
     for part in (7, 1000):
         monkeypatch.setattr(shadow, "PART", part)
         assert build() == serial
+
+
+def test_a_ref_s_notes_are_listed_alike_by_one_pattern_or_entry_by_entry(tmp_path: Path):
+    """A tree whose every entry is a note where records put one is read by one pattern; one with
+    any other entry (here a path that spells a note line inside it) entry by entry: the same
+    listing either way, and nothing read from inside a path."""
+    from strata_git.gitio.git import discover
+    from strata_git.store import records
+
+    repo_dir = tmp_path / "r"
+    git(tmp_path, "init", "-q", str(repo_dir))
+    notes = [git(repo_dir, "hash-object", "-w", "--stdin", input=f"note {n}".encode()).stdout.decode().strip()
+             for n in range(4)]
+    blobs = [f"{n:02x}" + "ab" * 19 for n in range(3)]
+    index = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "index")}
+
+    def ref(entries: list[tuple[str, str]]) -> str:
+        (tmp_path / "index").unlink(missing_ok=True)
+        for path, oid in entries:
+            subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{oid},{path}"], cwd=repo_dir,
+                           env=index, check=True)
+        tree = subprocess.run(["git", "write-tree"], cwd=repo_dir, env=index, check=True, capture_output=True)
+        return git(repo_dir, "commit-tree", tree.stdout.decode().strip(), "-m", "records").stdout.decode().strip()
+
+    repo = discover(str(repo_dir))
+    placed = [(f"{b[:2]}/{b[2:]}", notes[i]) for i, b in enumerate(blobs)]
+    plain = ref(placed)
+    assert records.listing(repo, [plain]) == {b: [notes[i]] for i, b in enumerate(blobs)}
+    forged = f"zz/q\t100644 blob {notes[3]}\t{blobs[1][:2]}/{blobs[1][2:]}"
+    odd = ref([*placed, (forged, notes[0])])
+    assert records.listing(repo, [odd]) == records.listing(repo, [plain])
+    both = records.listing(repo, [plain, ref([(f"{blobs[0][:2]}/{blobs[0][2:]}", notes[3])])])
+    assert both[blobs[0]] == sorted([notes[0], notes[3]]) and both[blobs[1]] == [notes[1]]

@@ -158,3 +158,26 @@ def test_the_extractive_summary_keeps_the_opening_of_the_body():
     text = summary.extractive(MEMO, "active/decisions/koda-auth.md")
     assert "Passkeys and magic links" in text and "title:" not in text
     assert summary.gist(text)
+
+
+def test_a_bulk_load_leaves_the_full_text_index_as_it_was(tmp_path: Path):
+    """A full build writes larger segments and merges them less often; after it, in the same
+    transaction, FTS5 is set back to its defaults, whether the build ended or failed."""
+    from strata_git.store import catalog
+
+    db = catalog._open(str(tmp_path / "catalog.sqlite"))
+
+    def settings() -> dict:
+        return dict(db.execute("SELECT k, v FROM docs_config WHERE k IN ('automerge', 'hashsize')"))
+
+    with catalog.bulk(db):
+        assert settings() == {"automerge": 16, "hashsize": 16 * 1024 * 1024}
+        db.execute("INSERT INTO docs (rowid, title, tags, body) VALUES (1, 'a', 'b', 'c')")
+    assert settings() == {"automerge": 4, "hashsize": 1024 * 1024}
+    try:
+        with catalog.bulk(db):
+            raise RuntimeError("a build that fails")
+    except RuntimeError:
+        pass
+    assert settings() == {"automerge": 4, "hashsize": 1024 * 1024}
+    assert db.execute("SELECT count(*) FROM docs WHERE docs MATCH 'c'").fetchone() == (1,)

@@ -211,3 +211,28 @@ def test_a_janitor_s_archive_batch_brings_what_status_keeps_along(pruned: Path):
     with catalog.connect(discover(str(pruned))) as db:
         catalog.set_meta(db, tally.KEPT, "")
     assert _status(pruned) == after  # (counted again from the rows: the same)
+
+
+def test_the_blobs_held_are_counted_from_the_pack_indexes_as_git_lists_them(mem: Path, monkeypatch):
+    """Many ids are looked up in the packs' indexes and the loose objects' names, read whole:
+    the count is the one git's listing gives, ids packed, loose, in two packs or absent alike."""
+    from strata_git.gitio import partial
+    from strata_git.gitio.git import discover
+
+    for i in range(4):
+        (mem / f"active/projects/p{i}.md").write_text(f"# p{i}\n")
+        git(mem, "add", "-A")
+        git(mem, "commit", "-q", "-m", f"p{i}")
+        if i in (1, 2):
+            git(mem, "repack", "-d", "-q")  # (two packs, then objects left loose)
+    loose = [subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=mem, input=f"loose {n}\n".encode(),
+                            capture_output=True, check=True).stdout.decode().strip() for n in range(3)]
+    real = git(mem, "rev-list", "--objects", "--all").stdout.decode().split()
+    ids = sorted({o for o in real if len(o) == 40} | set(loose) | {f"{n:040x}" for n in range(1, 6)})
+    repo = discover(str(mem))
+    assert len(partial.packs(repo) or ()) >= 2 and partial.loose(repo)
+    expected = len(ids) - len(partial.absent(repo, ids))
+    assert expected == len(ids) - 5
+    monkeypatch.setattr(partial, "LISTED_UP_TO", 0)  # (the indexes read, as at a million)
+    assert partial.held_among(repo, ids) == expected
+    assert partial.held_among(repo, loose[:1] + ids[:1]) == 1  # (one loose, one absent)
