@@ -181,3 +181,44 @@ def test_a_bulk_load_leaves_the_full_text_index_as_it_was(tmp_path: Path):
         pass
     assert settings() == {"automerge": 4, "hashsize": 1024 * 1024}
     assert db.execute("SELECT count(*) FROM docs WHERE docs MATCH 'c'").fetchone() == (1,)
+
+
+def test_the_cycle_collector_is_held_off_in_a_bulk_job_and_resumes_after(mem: Path, monkeypatch):
+    """Off within a shadow build (and any bulk job), on again after it, even after a failure;
+    nested, the outer block decides; a process that had it off keeps it off."""
+    import gc
+
+    from strata_git.core import heap
+    from strata_git.gitio.git import discover
+    from strata_git.store import shadow
+
+    seen = []
+    real = shadow._build_in
+
+    def watched(*args: object) -> int:
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(shadow, "_build_in", watched)
+    repo = discover(str(mem))
+    assert gc.isenabled()
+    shadow.build(repo, repo.head())
+    assert seen == [False] and gc.isenabled()
+    with heap.held_off():
+        with heap.held_off():
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    try:
+        with heap.held_off():
+            raise RuntimeError("a job that fails")
+    except RuntimeError:
+        pass
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with heap.held_off():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
