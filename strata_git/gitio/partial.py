@@ -193,6 +193,8 @@ def held_among(repo: Repo, ids: list[str]) -> int:
     """How many of `ids` the store holds. Many ids are looked up in the packs' indexes and the
     loose objects' names, read whole (at a million archived memories, three million ids in about
     a second, where git lists them in ten); else, or where those cannot be read here, absent()."""
+    if not ids:
+        return 0
     folder, names, lying = objects(repo), packs(repo), loose(repo)
     if len(ids) < LISTED_UP_TO or folder is None or names is None or lying is None:
         return len(ids) - len(absent(repo, ids))

@@ -744,8 +744,9 @@ _FTS_BULK = {"hashsize": 16 * 1024 * 1024, "automerge": 16}
 @contextmanager
 def bulk(db: sqlite3.Connection) -> Iterator[None]:
     """Within the block (inside the caller's transaction, which then ends with compact()), the
-    full-text index writes larger segments and merges them less often: a million archived rows
-    inserted in about half the time (bench/scale.py's clone). FTS5's defaults are set back after,
+    full-text index writes larger segments and merges them less often: a million rows' inserts
+    and merge took 24.7 s against 47.2 s on their own, a rebuild over an old index's rows 62.6 s
+    against 97.8 s (docs/benchmarks.md). FTS5's defaults are set back after,
     in the same transaction, so nothing of it outlives the block. An SQLite whose FTS5 does not
     know the settings loads as it always did."""
     def put(values: dict[str, int]) -> None:

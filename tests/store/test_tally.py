@@ -236,3 +236,4 @@ def test_the_blobs_held_are_counted_from_the_pack_indexes_as_git_lists_them(mem:
     monkeypatch.setattr(partial, "LISTED_UP_TO", 0)  # (the indexes read, as at a million)
     assert partial.held_among(repo, ids) == expected
     assert partial.held_among(repo, loose[:1] + ids[:1]) == 1  # (one loose, one absent)
+    assert partial.held_among(repo, []) == 0
