@@ -202,6 +202,17 @@ class TreeEntry(NamedTuple):
     oid: str
 
 
+def tree_listing(text: str) -> dict[str, TreeEntry]:
+    """{path: TreeEntry} from `git ls-tree -z` output, decoded."""
+    found = {}
+    for item in text.split("\0"):
+        meta, tab, path = item.partition("\t")
+        parts = meta.split(" ")
+        if tab and len(parts) == 3:
+            found[path] = TreeEntry(*parts)
+    return found
+
+
 class Changed(NamedTuple):
     """One line of `git diff-tree --raw`: a path's status (A, M, D, T) with both sides."""
 
@@ -409,13 +420,7 @@ class Repo(NamedTuple):
         """{path: TreeEntry} at `commit` under `paths` (the whole tree when none); no blob is read."""
         args = ["ls-tree", "-z", *(["-r"] if recursive else []), *(["--full-tree"] if full_tree else []), commit]
         out = self.git(*args, "--", *paths, check=check) if paths else self.git(*args, check=check)
-        found = {}
-        for item in out.decode("utf-8", "surrogateescape").split("\0"):
-            meta, tab, path = item.partition("\t")
-            parts = meta.split(" ")
-            if tab and len(parts) == 3:
-                found[path] = TreeEntry(*parts)
-        return found
+        return tree_listing(out.decode("utf-8", "surrogateescape"))
 
     def tree_of(self, rev: str) -> str:
         """The id of `rev`'s tree (a commit id, or any revision git understands)."""

@@ -10,6 +10,7 @@ a clone (is it pruned? which blobs does it not hold?) are answered here.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 from strata_git.gitio.git import Repo
 
@@ -205,9 +206,14 @@ def held_among(repo: Repo, ids: list[str]) -> int:
         idx = _index(folder, name)
         if idx is None:
             return len(ids) - len(absent(repo, ids))
-        table = memoryview(idx)[_IDS:_IDS + int.from_bytes(idx[_IDS - 4:_IDS]) * width]
-        held.update(wanted.intersection(table[i:i + width].tobytes() for i in range(0, len(table), width)))
+        held.update(wanted.intersection(_ids(idx, width)))
     return len(held)
+
+
+def _ids(idx: bytes, width: int) -> Iterator[bytes]:
+    """The ids a pack's index lists, each `width` bytes, in order."""
+    table = memoryview(idx)[_IDS:_IDS + int.from_bytes(idx[_IDS - 4:_IDS]) * width]
+    return (table[i:i + width].tobytes() for i in range(0, len(table), width))
 
 
 def pack_ids(repo: Repo, name: str, width: int = 20) -> list[str] | None:
@@ -216,6 +222,4 @@ def pack_ids(repo: Repo, name: str, width: int = 20) -> list[str] | None:
     idx = _index(folder, name) if folder else None
     if idx is None:
         return None
-    count = int.from_bytes(idx[_IDS - 4:_IDS])
-    table = idx[_IDS:_IDS + count * width]
-    return [table[i:i + width].hex() for i in range(0, len(table), width)]
+    return [oid.hex() for oid in _ids(idx, width)]

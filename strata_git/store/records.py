@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import NamedTuple, TypeGuard
 
 from strata_git.core import contract, projects
+from strata_git.gitio import git
 from strata_git.gitio.git import Repo
 
 VERSION = 2
@@ -254,7 +255,7 @@ def listing(repo: Repo, commits: list[str]) -> dict[str, list[str]]:
             for note, head, tail in placed:
                 found.setdefault(head + tail, set()).add(note)
             continue
-        for path, entry in repo.ls_tree(commit, check=False).items():
+        for path, entry in git.tree_listing(out).items():
             blob = path.replace("/", "")
             if entry.type == "blob" and OID.fullmatch(blob) and OID.fullmatch(entry.oid):
                 found.setdefault(blob, set()).add(entry.oid)
