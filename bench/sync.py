@@ -115,12 +115,15 @@ def _negotiation(clone: Path, env: dict) -> dict[str, int]:
     trace.unlink(missing_ok=True)
     sh([str(BIN / "git-strata"), "sync"], clone, {**env, "GIT_TRACE_PACKET": str(trace)})
     lines = trace.read_text(errors="replace").splitlines() if trace.exists() else []
-    fetch = [line for line in lines if "fetch<" in line or "fetch>" in line]
-    listed = sum(1 for line in fetch if "fetch<" in line and " refs/" in line)
+    # `fetch<`/`fetch>` over git daemon; over smart HTTP git-remote-http reads the ref list (`git<`)
+    # and fetch-pack sends the rest (`fetch-pack>`).
+    fetch = [line for line in lines if any(f" {who}{way} " in line for who in ("fetch", "git", "fetch-pack")
+                                           for way in "<>")]
+    listed = sum(1 for line in fetch if ("fetch< " in line or "git< " in line) and " refs/" in line)
     return {"packet_lines": len(fetch), "refs_listed": listed,
-            "wants": sum(1 for line in fetch if "fetch> want " in line),
-            "haves": sum(1 for line in fetch if "fetch> have " in line),
-            "ref_prefixes": sum(1 for line in fetch if "fetch> ref-prefix " in line)}
+            "wants": sum(1 for line in fetch if "> want " in line),
+            "haves": sum(1 for line in fetch if "> have " in line),
+            "ref_prefixes": sum(1 for line in fetch if "> ref-prefix " in line)}
 
 
 def _serve(served: Path, transport: str, env: dict) -> tuple[str, Callable[[], None]]:

@@ -735,3 +735,29 @@ def test_a_copy_uses_the_folder_spelling_already_in_place(three):
     converge(three)
     (Path(a.repo.root) / "active/Notes/y.md").write_text("# y\n")
     assert a.sync().committed == ["active/Notes/y.md"]
+
+
+def test_syncs_that_only_bring_changes_leave_git_s_housekeeping_on(three):
+    """Each fetch writes a pack (fetch.unpackLimit=1 here: a real one does for a hundred objects or
+    more). git's own `git pull` then runs `git maintenance run --auto`, whose gc folds the packs
+    together past gc.autoPackLimit; a sync's fetch does the same, or a clone that only syncs keeps
+    every pack it ever fetched, and every git command looks through them all. The partial clone
+    (b) keeps its promisor packs' promise: gc downloads nothing and fsck stays clean."""
+    a, b, c = three
+    for v in (b, c):
+        root = Path(v.repo.root)
+        for key, value in (("gc.autoPackLimit", "3"), ("gc.autoDetach", "false"), ("fetch.unpackLimit", "1")):
+            git(root, "config", key, value)
+    missing = git(Path(b.repo.root), "rev-list", "--objects", "--all", "--missing=print").stdout.count(b"\n?")
+    for n in range(6):
+        a.write(f"notes/n{n}", f"# note {n}\n\nwritten on a, round {n}\n".encode())
+        a.sync()
+        b.sync()
+        c.sync()
+    counts = {v.repo.root: len(list((Path(v.repo.git_dir) / "objects" / "pack").glob("*.pack"))) for v in (b, c)}
+    assert all(1 <= n <= 3 for n in counts.values()), counts
+    for v in (b, c):
+        assert git(Path(v.repo.root), "fsck", check=False).returncode == 0
+    after = git(Path(b.repo.root), "rev-list", "--objects", "--all", "--missing=print").stdout.count(b"\n?")
+    assert after >= missing  # (gc fetched nothing the partial clone had left on the remote)
+    converge(three)
