@@ -321,6 +321,22 @@ def test_pre_commit_loads_no_heavy_module_unless_a_memory_needs_it(mem: Path, va
     assert "yaml" in _imported_by_pre_commit(mem)  # new frontmatter must really be parsed
 
 
+@pytest.mark.slow
+def test_everyday_commands_do_not_load_shutil_and_help_still_fits_the_terminal(mem: Path, vault):
+    """argparse imports shutil (bz2 and lzma with it) to ask the terminal's width unless told it."""
+    vault.write("x", b"---\ntitle: Known\n---\nbody\n")
+    for args in (["search", "known"], ["read", "x"], ["list"], ["status"]):
+        proc = subprocess.run([sys.executable, "-X", "importtime", str(BIN / "git-strata"), *args], cwd=mem,
+                              capture_output=True)
+        assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+        modules = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
+        assert "shutil" not in modules, args
+    for columns in ("60", "100"):
+        shown = subprocess.run([str(BIN / "git-strata"), "search", "--help"], cwd=mem, capture_output=True,
+                               env={**os.environ, "COLUMNS": columns}, check=True).stdout.decode()
+        assert max(len(line) for line in shown.splitlines()) <= int(columns) - 2
+
+
 def test_access_log_survives_a_torn_last_line(vault, mem: Path):
     from strata_git.store import access
 

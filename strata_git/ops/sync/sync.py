@@ -23,7 +23,6 @@ simply gets the lost commits again, since this clone still has them.
 from __future__ import annotations
 
 import itertools
-import random
 import subprocess
 import time
 from collections.abc import Callable
@@ -383,6 +382,8 @@ def sync(repo: Repo, cfg: Config, remote: str | None = None, dry_run: bool = Fal
     integrated, rewound, incoming = "up to date", 0, 0
     for attempt in range(1, ATTEMPTS + 1):
         if attempt > 1:
+            import random  # (here: a round that nobody raced never needs it)
+
             time.sleep(random.uniform(0, min(BACKOFF_MAX, BACKOFF * 2 ** (attempt - 2))))
             _note(progress, f"fetching from {w.remote} again (another machine pushed first)")
             listed = localedits.status(repo)
