@@ -362,9 +362,12 @@ class _ReadOnlyMemo:
         _PRIMED_FRONTMATTER[key] = meta
 
 
-def primer(repo: Repo, commit: str, paths: list[str], limit: int) -> Iterator[None]:
+def primer(repo: Repo, commit: str, paths: list[str], limit: int, blobs: dict[str, str] | None = None
+           ) -> Iterator[None]:
     """Describe the memories at `paths` as `commit` holds them, one a step, for the update() that
     follows a checkout of them (a sync runs the steps while git checks them out: txn.advance).
+    `blobs`: {path: object id} at `commit` where the caller knows them; git then reads each by its
+    id instead of walking `commit`'s trees to it (100 memories: 3.1 against 8.0 ms, bench/sync.py).
     Only reads: the catalog is not written, and nothing is locked between steps. Whatever fails
     leaves the rest for update() to describe as it always does."""
     _PRIMED.clear()
@@ -387,7 +390,7 @@ def primer(repo: Repo, commit: str, paths: list[str], limit: int) -> Iterator[No
         held = 0  # bytes kept for update() to compare: at most PRIMED_BYTES (and a batch)
         for start in range(0, len(wanted), PRIMED_BATCH):
             batch = wanted[start:start + PRIMED_BATCH]
-            contents = repo.objects([f"{commit}:{p}" for p in batch])
+            contents = repo.objects([(blobs or {}).get(p) or f"{commit}:{p}" for p in batch])
             yield
             for rel, raw in zip(batch, contents, strict=True):
                 if raw is not None:

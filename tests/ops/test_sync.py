@@ -456,7 +456,7 @@ def test_a_file_changed_after_the_status_check_is_never_overwritten(three, monke
     mine = "# Koda\n\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8rT4nL2vKx\n"
     (root / "active/projects/koda.md").write_text(mine)  # refused by the checks: stays uncommitted
     # as if the edit landed between sync's status listing and its checkout
-    monkeypatch.setattr(sync, "_refuse_dirty", lambda repo, old, new, listed, left: list(merge.changes(repo, old, new)))
+    monkeypatch.setattr(sync, "_refuse_dirty", lambda repo, old, new, listed, left: merge.changes(repo, old, new))
     a.sync()
     assert (root / "active/projects/koda.md").read_text() == mine
     assert git(root, "show", "HEAD:active/projects/koda.md").stdout.decode().endswith("from b\n")

@@ -184,3 +184,24 @@ def test_past_its_byte_budget_the_primer_stops_and_the_update_describes_the_rest
     monkeypatch.undo()
     assert sorted(rel for rel, _ in made if rel in paths) == sorted(paths[2:])  # the first two were taken
     assert _rows(root) == _rebuilt(vault)
+
+
+def test_primed_by_blob_id_a_description_is_still_taken_only_for_the_bytes_on_disk(vault):
+    """A sync hands the primer the ids its diff already has; an id that is not the file's (here,
+    another memory's) is described, never taken: the rows still equal a rebuild."""
+    from strata_git.store import index_md
+
+    root = Path(vault.repo.root)
+    paths = _commit(root, _texts(4, "one"), "one")
+    index_md.refresh(vault.repo, vault.cfg.max_memory_bytes)
+    old_tree = git(root, "rev-parse", "HEAD^{tree}").stdout.decode().strip()
+    _commit(root, _texts(4, "two"), "two")
+    ids = {p: git(root, "rev-parse", f"HEAD:{p}").stdout.decode().strip() for p in paths}
+    blobs = {**ids, paths[0]: ids[paths[1]]}  # the first memory's id is the second's
+    steps = catalog.primer(vault.repo, "HEAD", paths, vault.cfg.max_memory_bytes, blobs)
+    assert len(list(steps)) == 1 + len(paths)
+    read = {rel: raw for rel, _, raw in catalog._PRIMED}
+    assert read[paths[0]] == read[paths[1]] == (root / paths[1]).read_bytes()  # read by the id it was given
+    index_md.refresh(vault.repo, vault.cfg.max_memory_bytes, moved=(paths, old_tree))
+    assert not catalog._PRIMED
+    assert _rows(root) == _rebuilt(vault)

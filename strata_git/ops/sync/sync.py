@@ -193,12 +193,13 @@ def _decision(d: merge.Decision) -> Decision:
     return Decision(d.name, d.how, d.result.path if d.result else None, d.beside.path if d.beside else None)
 
 
-def _refuse_dirty(repo: Repo, old: str, new: str, listed: list[tuple[str, str]], left: list[dict]) -> list[str]:
-    """The paths the move from old to new changes, after checking the working tree can take it
-    (`listed`: what status listed). Refused: an untracked or ignored file where the move writes
-    one, and a file where it needs a folder or the other way round. A tracked file with changes
-    of its own (one the checks refused to commit) is left as it is, never overwritten (see
-    txn._align), and reported in `left`."""
+def _refuse_dirty(repo: Repo, old: str, new: str, listed: list[tuple[str, str]], left: list[dict]
+                  ) -> dict[str, tuple[tuple[str, str] | None, tuple[str, str] | None]]:
+    """What the move from old to new changes ({path: (old (mode, id) or None, new or None)}, as
+    merge.changes gives it), after checking the working tree can take it (`listed`: what status
+    listed). Refused: an untracked or ignored file where the move writes one, and a file where it
+    needs a folder or the other way round. A tracked file with changes of its own (one the checks
+    refused to commit) is left as it is, never overwritten (see txn._align), and reported in `left`."""
     diff = merge.changes(repo, old, new)
     changed = list(diff)
     exact = {p for code, p in listed if code in ("??", "!!")}
@@ -221,7 +222,7 @@ def _refuse_dirty(repo: Repo, old: str, new: str, listed: list[tuple[str, str]],
             item["reason"] += f"; {note}"
         else:
             left.append({"path": path, "reason": note})
-    return changed
+    return diff
 
 
 def _fetch_absent(repo: Repo, remote: str, partial: bool, blobs: list[str]) -> None:
@@ -231,14 +232,14 @@ def _fetch_absent(repo: Repo, remote: str, partial: bool, blobs: list[str]) -> N
         archive.fetch_blobs_from(repo, remote, absent(repo, blobs))
 
 
-def _fetch_needed(repo: Repo, w: Where, new: str, changed: list[str]) -> None:
-    """Bring the blobs the working tree will need (not archive/'s when pruned) in one fetch."""
-    if not changed or not w.partial:
+def _fetch_needed(repo: Repo, w: Where, added: dict[str, str]) -> None:
+    """Bring the blobs the working tree will need (`added`: {path: object id} the move writes; not
+    archive/'s when pruned) in one fetch."""
+    if not added or not w.partial:
         return
     sparse = is_pruned(repo)
-    wanted = [p for p in changed if not (sparse and p.startswith("archive/"))]
-    entries = repo.tree_entries(new, wanted) if wanted else {}
-    _fetch_absent(repo, w.remote, True, sorted({oid for _, oid in entries.values()}))
+    _fetch_absent(repo, w.remote, True, sorted({oid for p, oid in added.items()
+                                                if not (sparse and p.startswith("archive/"))}))
 
 
 def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, theirs: str | None,
@@ -265,13 +266,16 @@ def integrate(repo: Repo, cfg: Config, w: Where, branch: str, ours: str | None, 
     if dry_run:
         return f"would {how}", ours or "", decisions, []
     assert ours is not None, "an unborn HEAD cannot be moved from"  # it never could: git was given None
-    changed = _refuse_dirty(repo, ours, new, listed, left)
-    _fetch_needed(repo, w, new, changed)
+    diff = _refuse_dirty(repo, ours, new, listed, left)
+    changed = list(diff)
+    added = {p: after[1] for p, (_, after) in diff.items() if after}  # {path: the object it has at `new`}
+    _fetch_needed(repo, w, added)
     from strata_git.store import catalog, history  # (loaded while the fetch ran: UPKEEP)
 
     # While git checks the files out: the last-change table brought to the new commit, and the
     # changed memories described for the catalog.
-    steps = itertools.chain(history.ahead(repo, ours, new), catalog.primer(repo, new, changed, cfg.max_memory_bytes))
+    steps = itertools.chain(history.ahead(repo, ours, new),
+                            catalog.primer(repo, new, changed, cfg.max_memory_bytes, added))
     txn.advance(repo, ours, new, changed, f"strata: sync {how} with {w.remote}/{branch}", meanwhile=steps)
     return how, new, decisions, changed
 
