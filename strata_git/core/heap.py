@@ -12,6 +12,7 @@ before once the job is done.
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -27,3 +28,19 @@ def held_off() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def forkable() -> int:
+    """How many cores this process may fork workers onto: 0 unless it runs on Linux, has more than
+    one core, and has no other thread (a fork copies no thread, and a lock another held would stay
+    held in the child)."""
+    import sys
+    import threading
+
+    if not sys.platform.startswith("linux") or threading.active_count() > 1:
+        return 0
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return cores if cores > 1 else 0

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from strata_git.core import contract, heap
 from strata_git.errors import NotFound, Refused
 from strata_git.gitio import git, partial
 from strata_git.gitio.git import discover, run
 from strata_git.ops import archive
+
+if TYPE_CHECKING:
+    from multiprocessing.process import BaseProcess
 
 
 class Cloned(NamedTuple):
@@ -101,8 +104,10 @@ def _index(repo: git.Repo, url: str, target: str, warning: str, say: Callable[[s
     fetching = git.start(["fetch", "-q", "--depth=1", limit, *shadow_refs], repo.root)
     try:  # while the records arrive, what the indexes read from history
         head = repo.head()
+        table = _aside(lambda: history.last_changed(repo, history.head(repo), ()))  # which index.md reads
         known = shadow.from_history(repo, head) if head else None
-        history.last_changed(repo, history.head(repo), ())  # the last-change table, which index.md reads
+        if not _done(table):  # (no other process, or it failed: made here)
+            history.last_changed(repo, history.head(repo), ())
     finally:
         fetching.communicate()
     if fetching.returncode != 0:
@@ -122,6 +127,36 @@ def _index(repo: git.Repo, url: str, target: str, warning: str, say: Callable[[s
                 "here")
         warning = f"{warning}; {sent}" if warning else sent
     return Cloned(repo.root, git.shown_url(url), archived, local, warning)
+
+
+def _aside(work: Callable[[], object]) -> BaseProcess | None:
+    """`work` started in a forked process, or None where this one cannot fork (heap.forkable).
+    The last-change table and the archive's paths are each read from all of history, and neither
+    needs the other: at a million archived memories each takes tens of seconds of one core, and
+    the records' fetch beside them ends first."""
+    if not heap.forkable():
+        return None
+    import multiprocessing
+
+    def in_child() -> None:
+        git.forked()
+        try:
+            work()
+        except BaseException:  # noqa: BLE001 - the caller does the work itself, and says why if it fails again
+            os._exit(1)
+        os._exit(0)
+
+    proc = multiprocessing.get_context("fork").Process(target=in_child, daemon=True)
+    proc.start()
+    return proc
+
+
+def _done(proc: BaseProcess | None) -> bool:
+    """Whether the process _aside started did its work."""
+    if proc is None:
+        return False
+    proc.join()
+    return proc.exitcode == 0
 
 
 def _branch_of_a_headless_remote(repo: git.Repo, url: str) -> str:

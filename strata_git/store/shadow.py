@@ -211,18 +211,8 @@ PARALLEL_FROM = 40_000  # archived memories from which a build makes its rows on
 
 def _workers(count: int) -> int:
     """How many processes make the rows of `count` archived memories: none (this one does) unless
-    the build is large, there is more than one core, and this process can fork safely (Linux, no
-    other thread: a fork copies no thread, and a lock another held would stay held)."""
-    import sys
-    import threading
-
-    if count < PARALLEL_FROM or not sys.platform.startswith("linux") or threading.active_count() > 1:
-        return 0
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return min(cores, 4) if cores > 1 else 0
+    the build is large and this process can fork (heap.forkable)."""
+    return min(heap.forkable(), 4) if count >= PARALLEL_FROM else 0
 
 
 def _part_rows(repo: Repo, part: list[tuple[str, str]], wanted: dict[str, list[str]], choice: records.Choice,

@@ -81,3 +81,33 @@ def test_a_clone_says_each_step_and_counts_the_archive_it_indexes(mem: Path, tmp
     assert [s.split(" ")[0] for s in steps] == ["cloning", "fetching", "fetching", "indexing", "indexing"]
     assert "archive" in steps[3] and "index.md" in steps[4]
     assert counts and counts[-1] == (done.archived, done.archived) == (12, 12)
+
+
+def test_the_last_change_table_a_clone_makes_beside_its_history_read_is_the_one_history_gives(mem: Path,
+                                                                                              tmp_path: Path):
+    """`git strata clone` (one thread: it may fork) makes the last-change table in a process of its
+    own while it reads the archive's paths: the table, and index.md, are what one made from
+    nothing in this process gives."""
+    import os
+
+    from strata_git.core import contract
+    from strata_git.gitio.git import discover
+    from strata_git.store import history, index_md
+
+    remote = bare_remote(tmp_path / "remote.git")
+    git(mem, "remote", "add", "origin", str(remote))
+    vault = seed_archive(mem, 12)
+    vault.write("notes/late", b"# Late\n\nwritten after the janitor ran\n")
+    assert strata(mem, "sync").returncode == 0
+    laptop = tmp_path / "laptop"
+    assert strata(tmp_path, "clone", str(remote), str(laptop)).returncode == 0
+    repo = discover(str(laptop))
+    table = os.path.join(repo.state_dir(), contract.CHANGES)
+    assert os.path.exists(table)
+    at = history.head(repo)
+    made, index = history.last_changed(repo, at), (laptop / "index.md").read_text()
+    os.unlink(table)
+    assert made and history.last_changed(repo, at) == made
+    assert made == history.last_changed(discover(str(mem)), history.head(discover(str(mem))))
+    index_md.refresh(repo, 1 << 20)
+    assert (laptop / "index.md").read_text() == index
