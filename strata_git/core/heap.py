@@ -7,6 +7,8 @@ cost it a seventh of its shadow index's build (168.8 s -> 146.1 s without them: 
 "Less work in a clone of a million"). git-strata's bulk jobs make no reference cycles on
 purpose, so nothing piles up meanwhile that the collector would have freed sooner; it runs as
 before once the job is done.
+
+Such jobs also share their work with forked processes where this one may fork (`forkable`).
 """
 
 from __future__ import annotations

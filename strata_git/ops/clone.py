@@ -102,10 +102,14 @@ def _index(repo: git.Repo, url: str, target: str, warning: str, say: Callable[[s
     shadow_refs = ["origin", f"+{contract.SHADOW_REFS}*:{contract.remote_refs('origin', 'shadow')}*"]
     limit = f"--filter=blob:limit={records.MAX_RECORD_BYTES}"
     fetching = git.start(["fetch", "-q", "--depth=1", limit, *shadow_refs], repo.root)
+
+    def make_table() -> None:
+        history.last_changed(repo, history.head(repo), ())
+
     try:  # while the records arrive, what the indexes read from history
         head = repo.head()
         # The last-change table, which only index.md reads: made by another process until then.
-        table = _aside(lambda: history.last_changed(repo, history.head(repo), ()))
+        table = _aside(make_table)
         known = shadow.from_history(repo, head) if head else None
     finally:
         fetching.communicate()
@@ -117,7 +121,7 @@ def _index(repo: git.Repo, url: str, target: str, warning: str, say: Callable[[s
     say("indexing the archive")
     archived = shadow.build(repo, head, counted, known)
     if not _done(table):  # (no other process, or it failed: made here)
-        history.last_changed(repo, history.head(repo), ())
+        make_table()
     say("indexing the live memories and writing index.md")
     index_md.refresh(repo, cfg.max_memory_bytes, listed=False)
     with catalog.connect(repo) as db:  # (counted as status counts them, and kept for its first run)

@@ -348,18 +348,19 @@ PRIMED_BYTES = 16 << 20  # past this much kept, no more are read (a memory may b
 _PRIMED_FRONTMATTER: dict[str, dict] = {}  # what the primer parsed, written by the next update()
 
 
-class _ReadOnlyMemo:
-    """FrontmatterMemo that never writes (the primer's connection must take no lock): what it
-    learns waits in _PRIMED_FRONTMATTER."""
+class _Learning:
+    """memory.Memo that writes nothing to the catalog: what it validates waits in `learned` for
+    whoever may write (the primer's connection must take no lock; a rescan's forked processes
+    have none), and what it has not seen it asks `known`, if any."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.known = FrontmatterMemo(db)
+    def __init__(self, learned: dict[str, dict], known: memory.Memo | None = None) -> None:
+        self.learned, self.known = learned, known
 
     def get(self, key: str) -> dict | None:
-        return _PRIMED_FRONTMATTER.get(key) or self.known.get(key)
+        return self.learned.get(key) or (self.known.get(key) if self.known else None)
 
     def put(self, key: str, meta: dict) -> None:
-        _PRIMED_FRONTMATTER[key] = meta
+        self.learned[key] = meta
 
 
 def primer(repo: Repo, commit: str, paths: list[str], limit: int, blobs: dict[str, str] | None = None
@@ -386,7 +387,7 @@ def primer(repo: Repo, commit: str, paths: list[str], limit: int, blobs: dict[st
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             return
         healthy = _healthy(db, wanted)
-        memo = _ReadOnlyMemo(db)
+        memo = _Learning(_PRIMED_FRONTMATTER, FrontmatterMemo(db))
         held = 0  # bytes kept for update() to compare: at most PRIMED_BYTES (and a batch)
         for start in range(0, len(wanted), PRIMED_BATCH):
             batch = wanted[start:start + PRIMED_BATCH]
@@ -449,17 +450,11 @@ def _rows(root: str, stale: list[tuple[str, os.stat_result]], limit: int, memo: 
     return rows
 
 
-class _Learned(dict[str, dict]):
-    """memory.Memo of a process describing part of a rescan: what it validates, for the caller."""
-
-    def put(self, key: str, meta: dict) -> None:
-        self[key] = meta
-
-
 def _part_rows(root: str, part: list[tuple[str, os.stat_result]], limit: int, healthy: set[str]
                ) -> tuple[list[tuple[tuple, tuple | None]], dict[str, dict]]:
-    memo = _Learned()
-    return [_row(root, rel, info, limit, memo, rel in healthy) for rel, info in part], dict(memo)
+    learned: dict[str, dict] = {}
+    memo = _Learning(learned)
+    return [_row(root, rel, info, limit, memo, rel in healthy) for rel, info in part], learned
 
 
 def _upsert(db: sqlite3.Connection, rows: list[tuple[tuple, tuple | None]]) -> None:
