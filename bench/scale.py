@@ -2,7 +2,7 @@
 
     bash scripts/setup.sh bench
     .venv/bin/python bench/scale.py [--archived 1000000] [--baseline 50000] [--active 10000]
-                                    [--commits 20000] [--samples 7] [--json] [--keep]
+                                    [--commits 20000] [--samples 7] [--json] [--keep] [--large DIR]
 
 For each size a bare remote is generated with `git fast-import` (nothing of git-strata writes
 it, so generating is not measured): two years of history, `--commits` commits in all. User
@@ -266,9 +266,21 @@ def generate(base: Path, archived: int, active: int, commits: int, env: dict[str
     counts = {"active": tier.count(0), "cooled": tier.count(1), "archived": tier.count(2),
               "commits": int(sh(["git", "rev-list", "--count", "main"], remote, env))}
     last = names[plan.total - 1]
-    return remote, {**counts, "generate_s": round(time.perf_counter() - started, 1), "gc_s": gc_s,
-                    "end": START + SPAN,
-                    "edit": f"active/{last}", "cooled_example": names[plan.archived], "batch_at": batch_at}
+    made = {**counts, "generate_s": round(time.perf_counter() - started, 1), "gc_s": gc_s, "end": START + SPAN,
+            "edit": f"active/{last}", "cooled_example": names[plan.archived], "batch_at": batch_at}
+    (base / MADE).write_text(json.dumps(made))  # beside remote.git: what `--large` takes again
+    return remote, made
+
+
+MADE = "made.json"
+
+
+def reused(folder: Path, where: Path) -> dict:
+    """What generate() made in `folder` (its remote.git and made.json), the remote copied into `where`
+    (the rounds push to it): a million takes most of an hour to generate."""
+    made = json.loads((folder / MADE).read_text())
+    shutil.copytree(folder / "remote.git", where / "remote.git", symlinks=True)
+    return made
 
 
 # -- measuring ----------------------------------------------------------------------------------
@@ -615,6 +627,8 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=7)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the generated repositories")
+    ap.add_argument("--large", metavar="DIR", help="take the large size's remote from a folder a --keep run left "
+                    "(its large/, holding remote.git and made.json) instead of generating it again")
     ap.add_argument("--search", metavar="DIR", help="only measure search again, both sizes, in the folder a "
                     "--keep run left (the word lists dropped first: the first round makes them)")
     ap.add_argument("--status", metavar="DIR", help="only measure `git strata status` again, both sizes, in the "
@@ -647,8 +661,13 @@ def main() -> None:
         for label, archived in (("baseline", args.baseline), ("large", args.archived)):
             where = base / label
             where.mkdir()
-            progress(f"{label}: generating {archived:,} archived + {args.active:,} active, {args.commits:,} commits")
-            _, made = generate(where, archived, args.active, args.commits, env)
+            if label == "large" and args.large:
+                progress(f"{label}: copying the remote generated in {args.large}")
+                made = reused(Path(args.large), where)
+            else:
+                progress(f"{label}: generating {archived:,} archived + {args.active:,} active, "
+                         f"{args.commits:,} commits")
+                _, made = generate(where, archived, args.active, args.commits, env)
             results.append(measure(label, f"git://127.0.0.1:{port}/{label}/remote.git", made, where, env,
                                    args.samples))
             print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # a long run's figures as they come
