@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from strata_git.gitio import packindex
 from strata_git.gitio.git import Repo
 
 # What versions before the sparse index wrote (non-cone: every index entry stays); still read,
@@ -76,8 +77,8 @@ def held_blobs(repo: Repo) -> dict[str, int]:
 
 
 LISTED_UP_TO = 75_000  # objects in the store up to which listing them all costs less than libgit2's import
-# libgit2 asked about an object a pack lacks rereads the pack folder before it answers no: about
-# 35 µs an id in a pruned clone at a million archived memories, where git lists 40 objects.
+# An id looked up in the packs' indexes costs about 45 µs with 41 packs (libgit2 asked about an
+# object no pack holds rereads the pack folder first: about 35 µs), where git lists 40 objects.
 LISTED_PER_ASKED = 40
 
 
@@ -85,12 +86,13 @@ def absent(repo: Repo, blobs: list[str]) -> list[str]:
     """Which of `blobs` this clone does not hold. Asking git about a missing promised object either
     fetches it or fails, so the store is listed (about 1 µs an object), unless it is large (a
     million archived memories keep some three million objects) and the blobs few next to it: then
-    each is asked of libgit2."""
+    each is looked up in the loose objects' folders and the packs' indexes (packindex)."""
     if not blobs:
         return []
     objects = _objects_in_packs(repo)
-    if objects > LISTED_UP_TO and len(blobs) * LISTED_PER_ASKED < objects:
-        held = repo.held(blobs)
+    if len(blobs) * LISTED_PER_ASKED < objects:
+        # (where the indexes cannot tell, libgit2 is asked once its import costs less than a listing)
+        held = repo.held(blobs) if objects > LISTED_UP_TO else packindex.held(repo.git_dir, blobs)
         if held is not None:
             return [b for b in blobs if b not in held]
     wanted = {b.encode("ascii", "replace") for b in blobs}
@@ -101,22 +103,8 @@ def absent(repo: Repo, blobs: list[str]) -> list[str]:
 
 
 def objects(repo: Repo) -> str | None:
-    """The object store's folder (a linked worktree's is its main repository's), or None where it
-    cannot be said from here: GIT_OBJECT_DIRECTORY set, or a store that borrows from another."""
-    if os.environ.get("GIT_OBJECT_DIRECTORY"):
-        return None
-    common = repo.git_dir
-    try:
-        with open(os.path.join(repo.git_dir, "commondir"), encoding="utf-8") as f:
-            common = os.path.normpath(os.path.join(repo.git_dir, f.read().strip()))
-    except FileNotFoundError:
-        pass
-    except (OSError, UnicodeDecodeError):
-        return None
-    folder = os.path.join(common, "objects")
-    if not os.path.isdir(os.path.join(folder, "pack")) or os.path.exists(os.path.join(folder, "info", "alternates")):
-        return None
-    return folder
+    """The object store's folder, or None where it cannot be said from here (packindex.store)."""
+    return packindex.store(repo.git_dir)
 
 
 def packs(repo: Repo) -> tuple[str, ...] | None:
@@ -163,31 +151,11 @@ def _index(folder: str, pack: str) -> bytes | None:
 
 def in_packs(repo: Repo, ids: list[str], among: list[str] | tuple[str, ...] | None = None) -> set[str] | None:
     """Which of `ids` some pack holds (of `among`, default all), looked up in the packs' indexes
-    (their ids are sorted: a binary search each); None if an index cannot be read here."""
+    (packindex.in_packs); None if an index cannot be read here."""
     folder = objects(repo)
     if folder is None:
         return None
-    if not ids:
-        return set()
-    wanted = {bytes.fromhex(i): i for i in ids}
-    width = len(next(iter(wanted)))
-    found: set[str] = set()
-    for name in among if among is not None else packs(repo) or ():
-        idx = _index(folder, name)
-        if idx is None:
-            return None
-        for oid in wanted:
-            first = oid[0]
-            lo = int.from_bytes(idx[4 + 4 * first: 8 + 4 * first]) if first else 0
-            hi = int.from_bytes(idx[8 + 4 * first: 12 + 4 * first])
-            while lo < hi:
-                mid = (lo + hi) // 2
-                at = idx[_IDS + mid * width: _IDS + (mid + 1) * width]
-                if at == oid:
-                    found.add(wanted[oid])
-                    break
-                lo, hi = (mid + 1, hi) if at < oid else (lo, mid)
-    return found
+    return packindex.in_packs(folder, among if among is not None else packs(repo) or (), ids)
 
 
 def held_among(repo: Repo, ids: list[str]) -> int:

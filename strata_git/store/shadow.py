@@ -292,7 +292,7 @@ def _delete(repo: Repo, db: sqlite3.Connection, paths: list[str]) -> None:
                            _choice(repo, chosen, {p: rows[p][0].commit for p in chosen}))
     legacy = _legacy(repo, sorted({r.commit for r, _, _ in rows.values() if r.source == "trailer"}),
                      {r.blob for r, _, _ in rows.values() if r.source == "trailer"}, walk=False)
-    for path, (row, digest, row_id) in rows.items():
+    for path, (row, digest, row_id) in sorted(rows.items(), key=lambda item: item[1][2]):  # (rowid order: see catalog)
         if row.source == "record" and row.blob in full:
             body = _from_record(path, full[row.blob], row.commit)[1]
         elif row.source == "trailer" and row.blob in legacy:

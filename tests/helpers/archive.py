@@ -87,3 +87,17 @@ def pruned_clone(mem: Path, tmp_path: Path, texts: dict[str, str],
     assert strata(tmp_path, "clone", str(remote), str(clone)).returncode == 0
     assert not any((clone / f"archive/{name}.md").exists() for name in texts)  # pruned: no blob here
     return clone
+
+
+def pruned_over_daemon(mem: Path, tmp_path: Path, daemon, n: int) -> Path:
+    """`n` archived memories (seed_archive) pushed to a remote `daemon` serves, and a fresh clone
+    of it there: a pruned clone that fetched over the network."""
+    from conftest import bare_remote, strata
+
+    git(mem, "remote", "add", "origin", str(bare_remote(tmp_path / "remote.git")))
+    seed_archive(mem, n)
+    assert strata(mem, "archive").returncode == 0
+    git(mem, "push", "-q", str(bare_remote(daemon.base / "mem.git")), "main")
+    where = tmp_path / "laptop"
+    assert strata(tmp_path, "clone", daemon.url("mem.git"), str(where)).returncode == 0
+    return where

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import bare_remote, git, strata
-from helpers.archive import archived_blobs, body, held, notes_committed, seed_archive
+from helpers.archive import archived_blobs, body, held, notes_committed, pruned_over_daemon, seed_archive
 
 
 def _status(where: Path) -> dict:
@@ -34,13 +34,7 @@ def _kept(where: Path) -> tuple[dict, str]:
 
 @pytest.fixture
 def pruned(mem: Path, tmp_path: Path, daemon) -> Path:
-    git(mem, "remote", "add", "origin", str(bare_remote(tmp_path / "remote.git")))
-    seed_archive(mem, 30)
-    assert strata(mem, "archive").returncode == 0
-    git(mem, "push", "-q", str(bare_remote(daemon.base / "mem.git")), "main")
-    where = tmp_path / "laptop"
-    assert strata(tmp_path, "clone", daemon.url("mem.git"), str(where)).returncode == 0
-    return where
+    return pruned_over_daemon(mem, tmp_path, daemon, 30)
 
 
 @pytest.mark.slow
