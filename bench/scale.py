@@ -3,6 +3,7 @@
     bash scripts/setup.sh bench
     .venv/bin/python bench/scale.py [--archived 1000000] [--baseline 50000] [--active 10000]
                                     [--commits 20000] [--samples 7] [--json] [--keep] [--large DIR]
+                                    [--cooled N]
 
 For each size a bare remote is generated with `git fast-import` (nothing of git-strata writes
 it, so generating is not measured): two years of history, `--commits` commits in all. User
@@ -11,8 +12,8 @@ fanned out by project and month); a daily janitor commit cools what falls out of
 `--active` and archives what falls out of the newest cooled ones, with git-strata's own
 message (Strata-Move and Strata-Record trailers), and writes the archived memories' shadow
 records (records.make, the janitor's own function) on its machine's shadow ref. At the end
-the sizes are exact: `--archived` archived, 2% of that cooled (at least 500), `--active`
-active. Then `git gc` packs the remote as git keeps a bare repository (one pack and its
+the sizes are exact: `--archived` archived, 2% of that cooled (at least 500; `--cooled N` at
+both sizes), `--active` active. Then `git gc` packs the remote as git keeps a bare repository (one pack and its
 reachability bitmap, as hosted services keep theirs: fast-import's own packs are a draft its
 manual says to repack). The remote is served by `git daemon` on 127.0.0.1.
 
@@ -135,8 +136,8 @@ class Plan:
     numbered in creation order; a cycle cools all but the newest `active` and archives all but the
     newest `active + cooled`, so the last cycle leaves exactly the sizes asked for."""
 
-    def __init__(self, archived: int, active: int, commits: int):
-        self.cooled = max(500, archived // 50)
+    def __init__(self, archived: int, active: int, commits: int, cooled: int | None = None):
+        self.cooled = max(500, archived // 50) if cooled is None else cooled
         self.total = archived + self.cooled + active
         self.archived, self.active = archived, active
         self.days = 730
@@ -173,11 +174,12 @@ def _move_trailer(action: str, name: str, src: str, dst: str, rule: str, age: in
     return f"{contract.MOVE}: {contract.trailer_value(record)}"
 
 
-def generate(base: Path, archived: int, active: int, commits: int, env: dict[str, str]) -> tuple[Path, dict]:
+def generate(base: Path, archived: int, active: int, commits: int, env: dict[str, str],
+             cooled: int | None = None) -> tuple[Path, dict]:
     """A bare remote holding the generated history; (its path, what was made)."""
     from strata_git.core import contract
 
-    plan = Plan(archived, active, commits)
+    plan = Plan(archived, active, commits, cooled)
     seed, remote = base / "seed", base / "remote.git"
     sh(["git", "init", "-q", "-b", "main", str(seed)], base, env)
     sh([STRATA, "init", "--json"], seed, env)
@@ -623,6 +625,8 @@ def main() -> None:
     ap.add_argument("--archived", type=int, default=1_000_000)
     ap.add_argument("--baseline", type=int, default=50_000)
     ap.add_argument("--active", type=int, default=10_000)
+    ap.add_argument("--cooled", type=int, help="cooled memories at both sizes (default: 2%% of the archived count, "
+                    "at least 500): the live files then differ only by the archive")
     ap.add_argument("--commits", type=int, default=20_000)
     ap.add_argument("--samples", type=int, default=7)
     ap.add_argument("--json", action="store_true")
@@ -664,10 +668,13 @@ def main() -> None:
             if label == "large" and args.large:
                 progress(f"{label}: copying the remote generated in {args.large}")
                 made = reused(Path(args.large), where)
+                if args.cooled is not None and made["cooled"] != args.cooled:
+                    sys.exit(f"{args.large} holds {made['cooled']:,} cooled memories, not the {args.cooled:,} "
+                             "asked for: generate it again, or leave --cooled out")
             else:
                 progress(f"{label}: generating {archived:,} archived + {args.active:,} active, "
                          f"{args.commits:,} commits")
-                _, made = generate(where, archived, args.active, args.commits, env)
+                _, made = generate(where, archived, args.active, args.commits, env, args.cooled)
             results.append(measure(label, f"git://127.0.0.1:{port}/{label}/remote.git", made, where, env,
                                    args.samples))
             print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # a long run's figures as they come
