@@ -195,6 +195,15 @@ def _keep(db: sqlite3.Connection, t: Tally) -> None:
         db.rollback()
 
 
+def kept_rows(db: sqlite3.Connection) -> int | None:
+    """How many archive rows there are, as kept with the rows as they are now (see tally()); None
+    when nothing kept describes them (nothing is counted here, nor marked)."""
+    if not is_marked(db):
+        return None
+    kept = _load(catalog.get_meta(db, KEPT))
+    return kept.rows if kept is not None and kept.generation == catalog.get_meta(db, GENERATION) else None
+
+
 def tally(db: sqlite3.Connection) -> Tally:
     """The archive rows counted (the caller brought them to HEAD: shadow.refresh_in), from what
     is kept when it was counted from these very rows."""

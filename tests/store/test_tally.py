@@ -5,6 +5,7 @@ whoever changed them. Real pruned clones over `git daemon`; the reference is git
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -72,6 +73,36 @@ def test_status_counts_again_when_the_rows_change(pruned: Path):
     after = _status(pruned)
     assert after["archive"]["memories"] == after["tiers"]["archive"]["memories"] == 29
     assert after["tiers"]["active"]["memories"] == 4
+
+
+def _pruned_counted(where: Path) -> tuple[int | None, int, int]:
+    """(the rows' count kept, index_md's count of archived memories not on disk, the same counted)."""
+    from strata_git.gitio.git import discover
+    from strata_git.store import catalog, index_md, tally
+
+    with catalog.connect(discover(str(where))) as db:
+        counted = db.execute("SELECT count(*) FROM archived WHERE path NOT IN "
+                             "(SELECT path FROM memories WHERE tier = 'archive')").fetchone()[0]
+        return tally.kept_rows(db), index_md.pruned_count(db), counted
+
+
+def test_index_md_counts_the_archive_not_on_disk_from_what_is_kept(pruned: Path):
+    """A recall's index.md took its count of archived memories not on disk from a count of every
+    row (100 ms at a million); it takes the rows' count status keeps, where one is kept."""
+    assert _pruned_counted(pruned) == (30, 30, 30)  # (the clone counted and kept them)
+    assert strata(pruned, "recall", "notes/m0003").returncode == 0
+    assert _pruned_counted(pruned) == (29, 29, 29)
+    heading = [line for line in (pruned / "index.md").read_text().splitlines() if line.startswith("## Archive")]
+    assert heading and heading[0].startswith("## Archive (29)")
+    assert strata(pruned, "reindex").returncode == 0  # every row written anew: nothing kept for them
+    kept, found, counted = _pruned_counted(pruned)
+    assert kept is None and found == counted == 29
+    assert heading == [line for line in (pruned / "index.md").read_text().splitlines() if line.startswith("## Archive")]
+    subprocess.run(["git", "checkout", "-q", "--", "archive/notes/m0004.md"], cwd=pruned, check=False,
+                   env={**os.environ, "GIT_NO_LAZY_FETCH": "0"})  # one archived memory on disk again
+    _status(pruned)  # counted and kept again
+    kept, found, counted = _pruned_counted(pruned)
+    assert kept == 29 and found == counted
 
 
 def test_rows_an_older_version_wrote_are_counted_again(pruned: Path):
