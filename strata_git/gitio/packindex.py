@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 MAGIC = b"\377tOc"
 FANOUT = 8  # the fan-out table's offset: after the magic and the version
@@ -39,16 +39,16 @@ def store(git_dir: str) -> str | None:
 
 
 def held(git_dir: str, oids: Iterable[str]) -> set[str] | None:
-    """Which of `oids` (ids in lowercase hex; anything else is not held) the object store holds,
-    loose or in a pack; nothing is fetched. None where this cannot tell: no store of its own (see
-    store()), an index this does not read or that does not add up, or a pack that went away while
-    it was read (a `git gc`)."""
+    """Which of `oids` (ids of 40 or 64 lowercase hex digits, all as wide as the first; anything
+    else is not held) the object store holds, loose or in a pack; nothing is fetched. None where
+    this cannot tell: no store of its own (see store()), an index this does not read or that does
+    not add up, or a pack that went away while it was read (a `git gc`)."""
     folder = store(git_dir)
     if folder is None:
         return None
-    asked = [oid for oid in oids if isinstance(oid, str)]
-    found = {oid for oid in asked if len(oid) > 2 and os.path.isfile(os.path.join(folder, oid[:2], oid[2:]))}
-    rest = [oid for oid in asked if oid not in found]
+    wanted = _wanted(oids)
+    found = {oid for oid in wanted.values() if os.path.isfile(os.path.join(folder, oid[:2], oid[2:]))}
+    rest = [oid for oid in wanted.values() if oid not in found]
     try:
         packs = [e.name for e in os.scandir(os.path.join(folder, "pack")) if e.name.endswith(".pack")] if rest else []
     except OSError:
@@ -57,27 +57,34 @@ def held(git_dir: str, oids: Iterable[str]) -> set[str] | None:
     return None if inside is None else found | inside
 
 
-def in_packs(folder: str, packs: Iterable[str], ids: Iterable[str]) -> set[str] | None:
-    """Which of `ids` the named packs of the store `folder` hold, looked up in their indexes (the
-    ids are sorted there: a binary search each). The ids are as wide as the first one of 40 (SHA-1)
-    or 64 (SHA-256) lowercase hex digits; any other is not held.
-    None where an index cannot be read, or is not one this reads."""
+def _wanted(ids: Iterable[str]) -> dict[bytes, str]:
+    """{id as bytes: id} of those `ids` that are ids: 40 (SHA-1) or 64 (SHA-256) lowercase hex
+    digits, as wide as the first of them."""
     wanted: dict[bytes, str] = {}
+    width = 0
     for oid in ids:
-        if not isinstance(oid, str) or len(oid) not in (40, 64) or oid != oid.lower() \
-                or len(oid) != len(next(iter(wanted.values()), oid)):
+        if not isinstance(oid, str) or len(oid) not in (40, 64) or oid != oid.lower() or width and len(oid) != width:
             continue
         try:
             wanted[bytes.fromhex(oid)] = oid
         except ValueError:
             continue
+        width = len(oid)
+    return wanted
+
+
+def in_packs(folder: str, packs: Iterable[str], ids: Iterable[str]) -> set[str] | None:
+    """Which of `ids` (see _wanted) the named packs of the store `folder` hold, looked up in their
+    indexes (the ids are sorted there: a binary search each). None where an index cannot be read,
+    or is not one this reads."""
+    wanted = _wanted(ids)
     found: set[str] = set()
     rest = sorted(wanted)
     for pack in packs:
         if not rest:
             break
         try:
-            with open(os.path.join(folder, "pack", pack.removesuffix(".pack") + ".idx"), "rb") as f:
+            with open(_index_path(folder, pack), "rb") as f:
                 size = os.fstat(f.fileno()).st_size
                 if size < NAMES:
                     return None
@@ -90,6 +97,27 @@ def in_packs(folder: str, packs: Iterable[str], ids: Iterable[str]) -> set[str] 
         found.update(wanted[name] for name in inside)
         rest = [name for name in rest if name not in inside]
     return found
+
+
+def _index_path(folder: str, pack: str) -> str:
+    return os.path.join(folder, "pack", pack.removesuffix(".pack") + ".idx")
+
+
+def read(folder: str, pack: str) -> bytes | None:
+    """A pack's index, whole, if it is a version 2 one (only git before 1.5.2 wrote others): for
+    reading every name it lists (names())."""
+    try:
+        with open(_index_path(folder, pack), "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return data if data[:4] == MAGIC and int.from_bytes(data[4:FANOUT], "big") == 2 and len(data) >= NAMES else None
+
+
+def names(index: bytes, width: int) -> Iterator[bytes]:
+    """The names a whole index (read()) lists, each `width` bytes, in order."""
+    table = memoryview(index)[NAMES:NAMES + int.from_bytes(index[NAMES - 4:NAMES], "big") * width]
+    return (table[i:i + width].tobytes() for i in range(0, len(table), width))
 
 
 def _lookup(index: mmap.mmap, size: int, names: list[bytes], width: int) -> set[bytes] | None:

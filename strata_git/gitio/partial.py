@@ -10,7 +10,6 @@ a clone (is it pruned? which blobs does it not hold?) are answered here.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 from strata_git.gitio import packindex
 from strata_git.gitio.git import Repo
@@ -135,20 +134,6 @@ def loose(repo: Repo) -> list[str] | None:
     return found
 
 
-_IDX_MAGIC = b"\377tOc\0\0\0\2"  # a version 2 pack index; its table of ids follows a 256-entry fan-out
-_IDS = 8 + 1024  # where that table starts
-
-
-def _index(folder: str, pack: str) -> bytes | None:
-    """A pack's index, whole, if it is one this reads (only git before 1.5.2 wrote others)."""
-    try:
-        with open(os.path.join(folder, "pack", pack[: -len(".pack")] + ".idx"), "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    return data if data[:8] == _IDX_MAGIC and len(data) >= _IDS else None
-
-
 def in_packs(repo: Repo, ids: list[str], among: list[str] | tuple[str, ...] | None = None) -> set[str] | None:
     """Which of `ids` some pack holds (of `among`, default all), looked up in the packs' indexes
     (packindex.in_packs); None if an index cannot be read here."""
@@ -171,23 +156,17 @@ def held_among(repo: Repo, ids: list[str]) -> int:
     width = len(next(iter(wanted)))
     held = wanted.intersection(bytes.fromhex(i) for i in lying if len(i) == 2 * width)
     for name in names:
-        idx = _index(folder, name)
+        idx = packindex.read(folder, name)
         if idx is None:
             return len(ids) - len(absent(repo, ids))
-        held.update(wanted.intersection(_ids(idx, width)))
+        held.update(wanted.intersection(packindex.names(idx, width)))
     return len(held)
-
-
-def _ids(idx: bytes, width: int) -> Iterator[bytes]:
-    """The ids a pack's index lists, each `width` bytes, in order."""
-    table = memoryview(idx)[_IDS:_IDS + int.from_bytes(idx[_IDS - 4:_IDS]) * width]
-    return (table[i:i + width].tobytes() for i in range(0, len(table), width))
 
 
 def pack_ids(repo: Repo, name: str, width: int = 20) -> list[str] | None:
     """Every id pack `name` holds, from its index; None if it cannot be read here."""
     folder = objects(repo)
-    idx = _index(folder, name) if folder else None
+    idx = packindex.read(folder, name) if folder else None
     if idx is None:
         return None
-    return [oid.hex() for oid in _ids(idx, width)]
+    return [oid.hex() for oid in packindex.names(idx, width)]

@@ -99,7 +99,7 @@ def test_held_reads_a_sha256_repository_s_indexes_and_a_linked_worktree_s_store(
     assert packindex.held(linked, [*listed, other]) == listed
 
 
-def test_a_sync_in_a_pruned_clone_never_loads_libgit2_for_the_blobs_it_lacks(pruned: Path, tmp_path: Path):
+def test_repo_held_answers_for_a_pruned_clone_without_loading_libgit2(pruned: Path):
     """Repo.held answers from the indexes first: libgit2's import (about 50 ms) is left to stores
     the indexes cannot tell about."""
     from strata_git.gitio import git as gitio
